@@ -1,0 +1,1 @@
+//! Data generators (TPC-H via tpchgen-arrow, db-benchmark h2o).

@@ -1,0 +1,80 @@
+//! The one error type of sloth.
+//!
+//! Every fallible public function returns [`Result`]. User mistakes (an unknown
+//! column, a type mismatch, a missing file, bad SQL) get a variant of their own
+//! whose message names the offending thing, so the CLI can print one line and
+//! exit non-zero instead of panicking.
+
+use arrow::error::ArrowError;
+use parquet::errors::ParquetError;
+
+/// Result alias used across the crate.
+pub type Result<T, E = SlothError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while planning or running a query.
+#[derive(Debug, thiserror::Error)]
+pub enum SlothError {
+    /// A column name that the input does not have.
+    #[error("unknown column '{name}'; available columns: {}", available.join(", "))]
+    ColumnNotFound {
+        /// The name that was asked for.
+        name: String,
+        /// The columns that do exist at that point of the plan.
+        available: Vec<String>,
+    },
+    /// A table name that is not registered.
+    #[error("unknown table '{name}'; registered tables: {}", if available.is_empty() { "(none)".to_string() } else { available.join(", ") })]
+    TableNotFound {
+        /// The name that was asked for.
+        name: String,
+        /// The registered tables.
+        available: Vec<String>,
+    },
+    /// Operand types that an operator or function does not accept.
+    #[error("type mismatch: {0}")]
+    TypeMismatch(String),
+    /// An input file that does not exist or cannot be opened.
+    #[error("cannot open '{path}': {reason}")]
+    FileNotFound {
+        /// The path as given.
+        path: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// A SQL statement that does not parse.
+    #[error("SQL syntax error: {0}")]
+    SqlSyntax(String),
+    /// A SQL or API feature that sloth does not support (yet).
+    #[error("not supported: {0}")]
+    NotSupported(String),
+    /// A plan or argument that makes no sense (e.g. a join with unequal key counts).
+    #[error("invalid plan: {0}")]
+    Plan(String),
+    /// Malformed input data (CSV that does not parse, a bad cast at run time).
+    #[error("data error: {0}")]
+    Data(String),
+    /// Errors from arrow kernels.
+    #[error("arrow error: {0}")]
+    Arrow(#[from] ArrowError),
+    /// Errors from the parquet reader or writer.
+    #[error("parquet error: {0}")]
+    Parquet(#[from] ParquetError),
+    /// Other I/O errors.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl SlothError {
+    /// Shorthand for a [`SlothError::Plan`].
+    pub fn plan(msg: impl Into<String>) -> Self {
+        SlothError::Plan(msg.into())
+    }
+    /// Shorthand for a [`SlothError::NotSupported`].
+    pub fn unsupported(msg: impl Into<String>) -> Self {
+        SlothError::NotSupported(msg.into())
+    }
+    /// Shorthand for a [`SlothError::TypeMismatch`].
+    pub fn types(msg: impl Into<String>) -> Self {
+        SlothError::TypeMismatch(msg.into())
+    }
+}

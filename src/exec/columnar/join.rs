@@ -1,0 +1,237 @@
+//! Hash join: build a table on one input, probe it with the other in parallel.
+//!
+//! The build side's rows are chained per key (`head[group]`, `next[row]`), so
+//! duplicates cost no allocation. Probing emits (probe row, build row) index
+//! pairs; payload columns are gathered once per output batch with `take`
+//! (late materialization). Every join kind works with either build side: rows
+//! of a preserved probe side are emitted while probing, rows of a preserved
+//! build side after it, from a matched-bitmap.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use arrow::array::{ArrayRef, UInt32Array};
+use arrow::compute::{concat_batches, take};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::kernels::eval::evaluate_array;
+use crate::kernels::hash_table::{GroupTable, KeyEncoder};
+use crate::physical::BuildSide;
+use crate::physical::expr::PhysicalExpr;
+use crate::plan::JoinType;
+
+const NONE: u32 = u32::MAX;
+
+/// What to emit for each side.
+struct Plan {
+    probe_is_left: bool,
+    /// Emit unmatched probe rows (with nulls for the build side).
+    probe_outer: bool,
+    /// Emit unmatched build rows after probing.
+    build_outer: bool,
+    /// Semi/anti: emit the left side's rows only, once.
+    left_only: Option<bool>, // Some(true) = semi, Some(false) = anti
+}
+
+fn row_count(b: &[RecordBatch]) -> usize {
+    b.iter().map(|b| b.num_rows()).sum()
+}
+
+/// Joins `left` and `right` on equal keys.
+#[allow(clippy::too_many_arguments)]
+pub fn hash_join(
+    (left, left_schema): (Vec<RecordBatch>, SchemaRef),
+    (right, right_schema): (Vec<RecordBatch>, SchemaRef),
+    left_keys: &[PhysicalExpr],
+    right_keys: &[PhysicalExpr],
+    how: JoinType,
+    build_side: BuildSide,
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let build_left = match build_side {
+        BuildSide::Left => true,
+        BuildSide::Right => false,
+        BuildSide::Smaller => row_count(&left) < row_count(&right),
+    };
+    let probe_is_left = !build_left;
+    let (left_preserved, right_preserved) = match how {
+        JoinType::Left => (true, false),
+        JoinType::Right => (false, true),
+        JoinType::Full => (true, true),
+        _ => (false, false),
+    };
+    let plan = Plan {
+        probe_is_left,
+        probe_outer: if probe_is_left { left_preserved } else { right_preserved },
+        build_outer: if probe_is_left { right_preserved } else { left_preserved },
+        left_only: match how {
+            JoinType::Semi => Some(true),
+            JoinType::Anti => Some(false),
+            _ => None,
+        },
+    };
+    let (build, build_schema, probe, probe_schema, build_keys, probe_keys) = if build_left {
+        (left, left_schema, right, right_schema, left_keys, right_keys)
+    } else {
+        (right, right_schema, left, left_schema, right_keys, left_keys)
+    };
+    let build = concat_batches(&build_schema, &build)?;
+
+    // Build: chain rows per key, first row first.
+    let key_types: Vec<DataType> = build_keys.iter().map(|k| k.data_type.clone()).collect();
+    let encoder = KeyEncoder::new(&key_types)?;
+    let build_key_arrays = build_keys.iter().map(|k| evaluate_array(k, &build)).collect::<Result<Vec<_>>>()?;
+    let mut hashes = Vec::new();
+    let encoded = encoder.encode(&build_key_arrays, &mut hashes)?;
+    let mut table = GroupTable::new(&encoder);
+    let mut next = vec![NONE; build.num_rows()];
+    let mut head: Vec<u32> = Vec::new();
+    for i in (0..build.num_rows()).rev() {
+        if encoded.is_null(i) {
+            continue;
+        }
+        let g = table.find_or_insert(&encoded, hashes[i], i) as usize;
+        if g == head.len() {
+            head.push(NONE);
+        }
+        next[i] = head[g];
+        head[g] = i as u32;
+    }
+    let matched: Vec<AtomicBool> = if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
+        (0..build.num_rows()).map(|_| AtomicBool::new(false)).collect()
+    } else {
+        Vec::new()
+    };
+
+    // Probe in parallel, one output batch per probe batch.
+    let mut out: Vec<RecordBatch> = probe
+        .par_iter()
+        .map(|batch| {
+            let keys = probe_keys.iter().map(|k| evaluate_array(k, batch)).collect::<Result<Vec<_>>>()?;
+            let mut hashes = Vec::new();
+            let encoded_probe = encoder.encode(&keys, &mut hashes)?;
+            let mut probe_idx: Vec<u32> = Vec::new();
+            let mut build_idx: Vec<u32> = Vec::new();
+            for (i, &h) in hashes.iter().enumerate() {
+                let mut b = table.find(&encoded_probe, h, i).map_or(NONE, |g| head[g as usize]);
+                let hit = b != NONE;
+                match plan.left_only {
+                    Some(semi) if plan.probe_is_left => {
+                        if hit == semi {
+                            probe_idx.push(i as u32);
+                        }
+                        continue;
+                    }
+                    Some(_) => {
+                        while b != NONE {
+                            matched[b as usize].store(true, Ordering::Relaxed);
+                            b = next[b as usize];
+                        }
+                        continue;
+                    }
+                    None => {}
+                }
+                if !hit && plan.probe_outer {
+                    probe_idx.push(i as u32);
+                    build_idx.push(NONE);
+                }
+                while b != NONE {
+                    probe_idx.push(i as u32);
+                    build_idx.push(b);
+                    if plan.build_outer {
+                        matched[b as usize].store(true, Ordering::Relaxed);
+                    }
+                    b = next[b as usize];
+                }
+            }
+            if plan.left_only.is_some() {
+                if !plan.probe_is_left {
+                    return Ok(None);
+                }
+                return gather(schema, Some((batch, &probe_idx)), None).map(Some);
+            }
+            gather_pair(schema, &plan, batch, &probe_idx, &build, &build_idx).map(Some)
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .filter(|b| b.num_rows() > 0)
+        .collect();
+
+    // Rows of the build side decided by the matched bitmap.
+    let wanted = match plan.left_only {
+        Some(semi) if !plan.probe_is_left => Some(semi),
+        None if plan.build_outer => Some(false),
+        _ => None,
+    };
+    if let Some(want) = wanted {
+        let rows: Vec<u32> =
+            (0..build.num_rows() as u32).filter(|&i| matched[i as usize].load(Ordering::Relaxed) == want).collect();
+        if !rows.is_empty() {
+            let batch = if plan.left_only.is_some() {
+                gather(schema, Some((&build, &rows)), None)?
+            } else {
+                let none = vec![NONE; rows.len()];
+                let empty_probe = RecordBatch::new_empty(probe_schema);
+                gather_pair(schema, &plan, &empty_probe, &none, &build, &rows)?
+            };
+            out.push(batch);
+        }
+    }
+    Ok(out)
+}
+
+fn indices(idx: &[u32]) -> UInt32Array {
+    // NONE marks "no row": a null index, which `take` turns into a null value.
+    UInt32Array::from_iter(idx.iter().map(|&i| (i != NONE).then_some(i)))
+}
+
+fn take_all(batch: &RecordBatch, idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
+    batch.columns().iter().map(|c| Ok(take(c.as_ref(), idx, None)?)).collect()
+}
+
+fn gather(
+    schema: &SchemaRef,
+    first: Option<(&RecordBatch, &[u32])>,
+    second: Option<(&RecordBatch, &[u32])>,
+) -> Result<RecordBatch> {
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    let mut rows = 0;
+    for (batch, idx) in first.into_iter().chain(second) {
+        rows = idx.len();
+        columns.extend(take_all(batch, &indices(idx))?);
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+}
+
+fn gather_pair(
+    schema: &SchemaRef,
+    plan: &Plan,
+    probe: &RecordBatch,
+    probe_idx: &[u32],
+    build: &RecordBatch,
+    build_idx: &[u32],
+) -> Result<RecordBatch> {
+    if plan.probe_is_left {
+        gather(schema, Some((probe, probe_idx)), Some((build, build_idx)))
+    } else {
+        gather(schema, Some((build, build_idx)), Some((probe, probe_idx)))
+    }
+}
+
+/// Every pair of rows, left-major.
+pub fn cross_join(left: &[RecordBatch], right: &[RecordBatch], schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+    let mut out = Vec::new();
+    for l in left {
+        for r in right {
+            let (nl, nr) = (l.num_rows() as u32, r.num_rows() as u32);
+            let li: Vec<u32> = (0..nl).flat_map(|i| std::iter::repeat_n(i, nr as usize)).collect();
+            let ri: Vec<u32> = (0..nl).flat_map(|_| 0..nr).collect();
+            out.push(gather(schema, Some((l, &li)), Some((r, &ri)))?);
+        }
+    }
+    Ok(out)
+}

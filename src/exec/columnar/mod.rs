@@ -1,0 +1,67 @@
+//! Vectorized operators over whole Arrow arrays, parallel across batches.
+
+mod aggregate;
+mod join;
+mod pipeline;
+mod sort;
+
+use arrow::record_batch::RecordBatch;
+
+use crate::error::Result;
+use crate::physical::{PhysicalPlan, Stage};
+
+pub use aggregate::hash_aggregate;
+pub use join::{cross_join, hash_join};
+pub use pipeline::run_pipeline;
+pub use sort::{slice, sort};
+
+/// Runs one operator over its already computed inputs.
+pub fn run_operator(plan: &PhysicalPlan, mut inputs: Vec<Vec<RecordBatch>>) -> Result<Vec<RecordBatch>> {
+    let mut input = || std::mem::take(&mut inputs[0]);
+    match plan {
+        PhysicalPlan::Scan { source, projection, filters, metrics, .. } => {
+            let batches = source.read(projection.as_deref(), filters, metrics)?;
+            let stages: Vec<Stage> = filters.iter().cloned().map(Stage::Filter).collect();
+            run_pipeline(batches, &stages)
+        }
+        PhysicalPlan::Pipeline { stages, .. } => run_pipeline(input(), stages),
+        PhysicalPlan::HashAggregate { keys, aggs, schema, .. } => hash_aggregate(input(), keys, aggs, schema),
+        PhysicalPlan::HashJoin { left, right, left_keys, right_keys, how, build_side, schema } => {
+            let right_batches = inputs.pop().unwrap_or_default();
+            let left_batches = inputs.pop().unwrap_or_default();
+            hash_join(
+                (left_batches, left.schema()),
+                (right_batches, right.schema()),
+                left_keys,
+                right_keys,
+                *how,
+                *build_side,
+                schema,
+            )
+        }
+        PhysicalPlan::CrossJoin { schema, .. } => {
+            let right = inputs.pop().unwrap_or_default();
+            let left = inputs.pop().unwrap_or_default();
+            cross_join(&left, &right, schema)
+        }
+        PhysicalPlan::Sort { keys, limit, input: child } => sort(input(), &child.schema(), keys, *limit),
+        PhysicalPlan::Slice { offset, len, .. } => Ok(slice(input(), *offset, *len)),
+        PhysicalPlan::Union { schema, .. } => {
+            let mut out = Vec::new();
+            for batches in inputs {
+                for b in batches {
+                    let cols = b
+                        .columns()
+                        .iter()
+                        .zip(schema.fields())
+                        .map(|(c, f)| {
+                            if c.data_type() == f.data_type() { Ok(c.clone()) } else { arrow::compute::cast(c, f.data_type()) }
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    out.push(RecordBatch::try_new(schema.clone(), cols)?);
+                }
+            }
+            Ok(out)
+        }
+    }
+}

@@ -1,0 +1,649 @@
+//! Logical expressions: the [`Expr`] tree, its builders and its display.
+//!
+//! Expressions name columns; they are resolved against a schema (and their
+//! operand types coerced) only when the physical planner turns them into
+//! [`crate::kernels::eval::PhysicalExpr`]s.
+
+mod literal;
+mod typing;
+
+use std::fmt;
+
+use arrow::datatypes::DataType;
+
+pub use literal::{ScalarValue, date, parse_date32};
+pub use typing::{coerce_binary, common_type};
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operator {
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `*`
+    Multiply,
+    /// `/`
+    Divide,
+    /// `%`
+    Modulo,
+    /// `=`
+    Eq,
+    /// `<>`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// three-valued `AND`
+    And,
+    /// three-valued `OR`
+    Or,
+}
+
+impl Operator {
+    /// True for `=`, `<>`, `<`, `<=`, `>`, `>=`.
+    pub fn is_comparison(self) -> bool {
+        use Operator::*;
+        matches!(self, Eq | NotEq | Lt | LtEq | Gt | GtEq)
+    }
+    /// True for `+ - * / %`.
+    pub fn is_arithmetic(self) -> bool {
+        use Operator::*;
+        matches!(self, Plus | Minus | Multiply | Divide | Modulo)
+    }
+    /// The operator with its operands swapped (`a < b` ⇔ `b > a`).
+    pub fn swap(self) -> Option<Operator> {
+        use Operator::*;
+        Some(match self {
+            Eq => Eq,
+            NotEq => NotEq,
+            Lt => Gt,
+            LtEq => GtEq,
+            Gt => Lt,
+            GtEq => LtEq,
+            And => And,
+            Or => Or,
+            Plus => Plus,
+            Multiply => Multiply,
+            _ => return None,
+        })
+    }
+    fn symbol(self) -> &'static str {
+        use Operator::*;
+        match self {
+            Plus => "+",
+            Minus => "-",
+            Multiply => "*",
+            Divide => "/",
+            Modulo => "%",
+            Eq => "=",
+            NotEq => "!=",
+            Lt => "<",
+            LtEq => "<=",
+            Gt => ">",
+            GtEq => ">=",
+            And => "AND",
+            Or => "OR",
+        }
+    }
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AggFunc {
+    /// Sum of non-null values (null for a group of only nulls).
+    Sum,
+    /// Arithmetic mean as Float64.
+    Mean,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// Count of non-null values.
+    Count,
+    /// Count of rows (`count(*)`).
+    CountStar,
+    /// Count of distinct non-null values.
+    NUnique,
+    /// First value in input order.
+    First,
+    /// Last value in input order.
+    Last,
+    /// Sample standard deviation (ddof = 1).
+    Std,
+    /// Sample variance (ddof = 1).
+    Var,
+    /// Median (linear interpolation between the two middle values).
+    Median,
+    /// Quantile in `[0, 1]` with linear interpolation.
+    Quantile(f64),
+    /// Pearson correlation of two columns.
+    Corr,
+}
+
+impl AggFunc {
+    /// The SQL-ish name, used in display and default column names.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AggFunc::Sum => "sum",
+            AggFunc::Mean => "avg",
+            AggFunc::Min => "min",
+            AggFunc::Max => "max",
+            AggFunc::Count => "count",
+            AggFunc::CountStar => "count",
+            AggFunc::NUnique => "n_unique",
+            AggFunc::First => "first",
+            AggFunc::Last => "last",
+            AggFunc::Std => "stddev",
+            AggFunc::Var => "variance",
+            AggFunc::Median => "median",
+            AggFunc::Quantile(_) => "quantile",
+            AggFunc::Corr => "corr",
+        }
+    }
+}
+
+/// Scalar (row-wise) functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScalarFunc {
+    /// `contains(s, pattern)`: substring test.
+    Contains,
+    /// `starts_with(s, prefix)`.
+    StartsWith,
+    /// `ends_with(s, suffix)`.
+    EndsWith,
+    /// `like(s, pattern)` with SQL `%` and `_`.
+    Like,
+    /// `not like`.
+    NotLike,
+    /// `substr(s, start [, len])`, 1-based, in characters.
+    Substr,
+    /// Length in characters.
+    Length,
+    /// Upper case.
+    Upper,
+    /// Lower case.
+    Lower,
+    /// Year of a date or timestamp.
+    Year,
+    /// Month (1–12).
+    Month,
+    /// Day of month (1–31).
+    Day,
+    /// Absolute value.
+    Abs,
+    /// Round to n decimals (default 0).
+    Round,
+    /// First non-null argument.
+    Coalesce,
+}
+
+impl ScalarFunc {
+    /// The function's name as SQL spells it.
+    pub fn name(&self) -> &'static str {
+        use ScalarFunc::*;
+        match self {
+            Contains => "contains",
+            StartsWith => "starts_with",
+            EndsWith => "ends_with",
+            Like => "like",
+            NotLike => "not_like",
+            Substr => "substr",
+            Length => "length",
+            Upper => "upper",
+            Lower => "lower",
+            Year => "year",
+            Month => "month",
+            Day => "day",
+            Abs => "abs",
+            Round => "round",
+            Coalesce => "coalesce",
+        }
+    }
+}
+
+/// A logical expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A column by name.
+    Column(String),
+    /// A constant.
+    Literal(ScalarValue),
+    /// `left op right`.
+    Binary {
+        /// Left operand.
+        left: Box<Expr>,
+        /// The operator.
+        op: Operator,
+        /// Right operand.
+        right: Box<Expr>,
+    },
+    /// Boolean negation (three-valued).
+    Not(Box<Expr>),
+    /// Arithmetic negation.
+    Negative(Box<Expr>),
+    /// `expr IS NULL`.
+    IsNull(Box<Expr>),
+    /// `expr IS NOT NULL`.
+    IsNotNull(Box<Expr>),
+    /// `CAST(expr AS type)`.
+    Cast(Box<Expr>, DataType),
+    /// `expr AS name`.
+    Alias(Box<Expr>, String),
+    /// `CASE WHEN .. THEN .. ELSE .. END`.
+    Case {
+        /// The (condition, value) pairs, tried in order.
+        when_then: Vec<(Expr, Expr)>,
+        /// The value when no condition holds (null if absent).
+        otherwise: Option<Box<Expr>>,
+    },
+    /// `expr [NOT] IN (list)`.
+    InList {
+        /// Tested expression.
+        expr: Box<Expr>,
+        /// Candidate values.
+        list: Vec<Expr>,
+        /// `NOT IN`.
+        negated: bool,
+    },
+    /// A scalar function call.
+    Function(ScalarFunc, Vec<Expr>),
+    /// An aggregate function call (only valid inside an aggregation).
+    Agg {
+        /// The function.
+        func: AggFunc,
+        /// Its arguments (empty for `count(*)`).
+        args: Vec<Expr>,
+        /// `DISTINCT` (only meaningful for count).
+        distinct: bool,
+    },
+    /// `*` in a select list (expanded by the planner).
+    Wildcard,
+}
+
+/// A column reference.
+pub fn col(name: impl Into<String>) -> Expr {
+    Expr::Column(name.into())
+}
+
+/// A literal.
+pub fn lit(value: impl Into<ScalarValue>) -> Expr {
+    Expr::Literal(value.into())
+}
+
+/// `count(*)`: the number of rows (of each group).
+pub fn count_star() -> Expr {
+    Expr::Agg { func: AggFunc::CountStar, args: vec![], distinct: false }
+}
+
+/// `corr(a, b)`: Pearson correlation.
+pub fn corr(a: Expr, b: Expr) -> Expr {
+    Expr::Agg { func: AggFunc::Corr, args: vec![a, b], distinct: false }
+}
+
+/// Starts a `when(cond).then(value)...otherwise(value)` chain.
+pub fn when(condition: Expr) -> When {
+    When { cases: vec![], condition }
+}
+
+/// A `when` whose `then` is still to come.
+pub struct When {
+    cases: Vec<(Expr, Expr)>,
+    condition: Expr,
+}
+
+impl When {
+    /// The value when the condition holds.
+    pub fn then(self, value: Expr) -> Then {
+        let mut cases = self.cases;
+        cases.push((self.condition, value));
+        Then { cases }
+    }
+}
+
+/// A `when(..).then(..)` chain, to be continued or closed.
+pub struct Then {
+    cases: Vec<(Expr, Expr)>,
+}
+
+impl Then {
+    /// Another condition, tried if the earlier ones did not hold.
+    pub fn when(self, condition: Expr) -> When {
+        When { cases: self.cases, condition }
+    }
+    /// The value when no condition holds; closes the chain.
+    pub fn otherwise(self, value: Expr) -> Expr {
+        Expr::Case { when_then: self.cases, otherwise: Some(Box::new(value)) }
+    }
+    /// Closes the chain with null as the fallback value.
+    pub fn end(self) -> Expr {
+        Expr::Case { when_then: self.cases, otherwise: None }
+    }
+}
+
+macro_rules! binary_builders {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        $(
+            #[doc = concat!("`self ", stringify!($op), " other`.")]
+            pub fn $name(self, other: impl Into<Expr>) -> Expr {
+                Expr::Binary { left: Box::new(self), op: Operator::$op, right: Box::new(other.into()) }
+            }
+        )*
+    };
+}
+
+macro_rules! agg_builders {
+    ($($name:ident => $func:ident),* $(,)?) => {
+        $(
+            #[doc = concat!("The `", stringify!($name), "` aggregate of this expression.")]
+            pub fn $name(self) -> Expr {
+                Expr::Agg { func: AggFunc::$func, args: vec![self], distinct: false }
+            }
+        )*
+    };
+}
+
+macro_rules! func_builders {
+    ($($name:ident => $func:ident),* $(,)?) => {
+        $(
+            #[doc = concat!("The `", stringify!($name), "` function of this expression.")]
+            pub fn $name(self) -> Expr {
+                Expr::Function(ScalarFunc::$func, vec![self])
+            }
+        )*
+    };
+}
+
+impl Expr {
+    binary_builders! {
+        eq => Eq, neq => NotEq, lt => Lt, lt_eq => LtEq, gt => Gt, gt_eq => GtEq,
+        and => And, or => Or,
+    }
+    agg_builders! {
+        sum => Sum, mean => Mean, min => Min, max => Max, count => Count,
+        n_unique => NUnique, first => First, last => Last, std => Std, var => Var,
+        median => Median,
+    }
+    func_builders! {
+        str_len => Length, to_uppercase => Upper, to_lowercase => Lower,
+        year => Year, month => Month, day => Day, abs => Abs,
+    }
+
+    /// Gives the expression an output name.
+    pub fn alias(self, name: impl Into<String>) -> Expr {
+        Expr::Alias(Box::new(self), name.into())
+    }
+    /// Converts to another type.
+    pub fn cast(self, to: DataType) -> Expr {
+        Expr::Cast(Box::new(self), to)
+    }
+    /// Three-valued negation.
+    #[allow(clippy::should_implement_trait)]
+    pub fn not(self) -> Expr {
+        Expr::Not(Box::new(self))
+    }
+    /// `self IS NULL`.
+    pub fn is_null(self) -> Expr {
+        Expr::IsNull(Box::new(self))
+    }
+    /// `self IS NOT NULL`.
+    pub fn is_not_null(self) -> Expr {
+        Expr::IsNotNull(Box::new(self))
+    }
+    /// `self IN (values)`.
+    pub fn is_in(self, values: impl IntoIterator<Item = impl Into<Expr>>) -> Expr {
+        Expr::InList { expr: Box::new(self), list: values.into_iter().map(Into::into).collect(), negated: false }
+    }
+    /// `low <= self AND self <= high`.
+    pub fn between(self, low: impl Into<Expr>, high: impl Into<Expr>) -> Expr {
+        self.clone().gt_eq(low).and(self.lt_eq(high))
+    }
+    /// Quantile `q` in `[0, 1]`, linear interpolation.
+    pub fn quantile(self, q: f64) -> Expr {
+        Expr::Agg { func: AggFunc::Quantile(q), args: vec![self], distinct: false }
+    }
+    /// Count of distinct non-null values (SQL `count(DISTINCT x)`).
+    pub fn count_distinct(self) -> Expr {
+        Expr::Agg { func: AggFunc::Count, args: vec![self], distinct: true }
+    }
+    /// Substring test.
+    pub fn contains(self, pattern: impl Into<Expr>) -> Expr {
+        Expr::Function(ScalarFunc::Contains, vec![self, pattern.into()])
+    }
+    /// Prefix test.
+    pub fn starts_with(self, prefix: impl Into<Expr>) -> Expr {
+        Expr::Function(ScalarFunc::StartsWith, vec![self, prefix.into()])
+    }
+    /// Suffix test.
+    pub fn ends_with(self, suffix: impl Into<Expr>) -> Expr {
+        Expr::Function(ScalarFunc::EndsWith, vec![self, suffix.into()])
+    }
+    /// SQL `LIKE` with `%` and `_`.
+    pub fn like(self, pattern: impl Into<Expr>) -> Expr {
+        Expr::Function(ScalarFunc::Like, vec![self, pattern.into()])
+    }
+    /// Characters `start..start+len` (1-based start, as SQL).
+    pub fn substr(self, start: i64, len: Option<i64>) -> Expr {
+        let mut args = vec![self, lit(start)];
+        if let Some(len) = len {
+            args.push(lit(len));
+        }
+        Expr::Function(ScalarFunc::Substr, args)
+    }
+    /// Rounds to `decimals` places.
+    pub fn round(self, decimals: i64) -> Expr {
+        Expr::Function(ScalarFunc::Round, vec![self, lit(decimals)])
+    }
+
+    /// The name of the column this expression produces: its alias, else the
+    /// name of its first column (as Polars names `col("a").sum()` "a"), else
+    /// its display.
+    pub fn output_name(&self) -> String {
+        match self {
+            Expr::Alias(_, name) => name.clone(),
+            Expr::Column(name) => name.clone(),
+            Expr::Agg { func: AggFunc::CountStar, .. } => "count".to_string(),
+            other => other.first_column().unwrap_or_else(|| other.to_string()),
+        }
+    }
+
+    fn first_column(&self) -> Option<String> {
+        let mut found = None;
+        self.visit(&mut |e| {
+            if found.is_none() {
+                if let Expr::Column(c) = e {
+                    found = Some(c.clone());
+                }
+            }
+        });
+        found
+    }
+
+    /// Calls `f` on this expression and every sub-expression, parents first.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        for child in self.children() {
+            child.visit(f);
+        }
+    }
+
+    /// The direct sub-expressions.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Column(_) | Expr::Literal(_) | Expr::Wildcard => vec![],
+            Expr::Binary { left, right, .. } => vec![left, right],
+            Expr::Not(e) | Expr::Negative(e) | Expr::IsNull(e) | Expr::IsNotNull(e) => vec![e],
+            Expr::Cast(e, _) | Expr::Alias(e, _) => vec![e],
+            Expr::Case { when_then, otherwise } => {
+                let mut v: Vec<&Expr> = when_then.iter().flat_map(|(w, t)| [w, t]).collect();
+                if let Some(o) = otherwise {
+                    v.push(o);
+                }
+                v
+            }
+            Expr::InList { expr, list, .. } => std::iter::once(expr.as_ref()).chain(list.iter()).collect(),
+            Expr::Function(_, args) | Expr::Agg { args, .. } => args.iter().collect(),
+        }
+    }
+
+    /// Rebuilds the expression bottom-up, replacing each node by `f(node)`.
+    pub fn transform(self, f: &mut impl FnMut(Expr) -> Expr) -> Expr {
+        let rebuilt = match self {
+            Expr::Binary { left, op, right } => Expr::Binary {
+                left: Box::new(left.transform(f)),
+                op,
+                right: Box::new(right.transform(f)),
+            },
+            Expr::Not(e) => Expr::Not(Box::new(e.transform(f))),
+            Expr::Negative(e) => Expr::Negative(Box::new(e.transform(f))),
+            Expr::IsNull(e) => Expr::IsNull(Box::new(e.transform(f))),
+            Expr::IsNotNull(e) => Expr::IsNotNull(Box::new(e.transform(f))),
+            Expr::Cast(e, t) => Expr::Cast(Box::new(e.transform(f)), t),
+            Expr::Alias(e, n) => Expr::Alias(Box::new(e.transform(f)), n),
+            Expr::Case { when_then, otherwise } => Expr::Case {
+                when_then: when_then.into_iter().map(|(w, t)| (w.transform(f), t.transform(f))).collect(),
+                otherwise: otherwise.map(|o| Box::new(o.transform(f))),
+            },
+            Expr::InList { expr, list, negated } => Expr::InList {
+                expr: Box::new(expr.transform(f)),
+                list: list.into_iter().map(|e| e.transform(f)).collect(),
+                negated,
+            },
+            Expr::Function(func, args) => Expr::Function(func, args.into_iter().map(|e| e.transform(f)).collect()),
+            Expr::Agg { func, args, distinct } => {
+                Expr::Agg { func, args: args.into_iter().map(|e| e.transform(f)).collect(), distinct }
+            }
+            leaf => leaf,
+        };
+        f(rebuilt)
+    }
+
+    /// Names of all columns the expression reads.
+    pub fn columns(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.visit(&mut |e| {
+            if let Expr::Column(c) = e {
+                if !out.contains(c) {
+                    out.push(c.clone());
+                }
+            }
+        });
+        out
+    }
+
+    /// True if an aggregate function occurs anywhere in the expression.
+    pub fn contains_agg(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Agg { .. }));
+        found
+    }
+
+    /// The expression without a top-level alias.
+    pub fn unalias(&self) -> &Expr {
+        match self {
+            Expr::Alias(e, _) => e.unalias(),
+            e => e,
+        }
+    }
+
+    /// Splits a conjunction `a AND b AND c` into `[a, b, c]`.
+    pub fn split_conjunction(self) -> Vec<Expr> {
+        match self {
+            Expr::Binary { left, op: Operator::And, right } => {
+                let mut v = left.split_conjunction();
+                v.extend(right.split_conjunction());
+                v
+            }
+            e => vec![e],
+        }
+    }
+
+    /// Joins predicates with `AND`; `None` for an empty list.
+    pub fn conjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        exprs.into_iter().reduce(|a, b| a.and(b))
+    }
+}
+
+impl From<&str> for Expr {
+    /// A string literal (not a column: use [`col`] for that).
+    fn from(s: &str) -> Self {
+        lit(s)
+    }
+}
+
+macro_rules! expr_from_literal {
+    ($($t:ty),*) => {
+        $(impl From<$t> for Expr {
+            fn from(v: $t) -> Self { lit(v) }
+        })*
+    };
+}
+expr_from_literal!(i32, i64, u32, u64, f64, bool, String, ScalarValue);
+
+macro_rules! arith_ops {
+    ($($trait:ident $method:ident => $op:ident),*) => {
+        $(impl<T: Into<Expr>> std::ops::$trait<T> for Expr {
+            type Output = Expr;
+            fn $method(self, rhs: T) -> Expr {
+                Expr::Binary { left: Box::new(self), op: Operator::$op, right: Box::new(rhs.into()) }
+            }
+        })*
+    };
+}
+arith_ops!(Add add => Plus, Sub sub => Minus, Mul mul => Multiply, Div div => Divide, Rem rem => Modulo);
+
+impl std::ops::Neg for Expr {
+    type Output = Expr;
+    fn neg(self) -> Expr {
+        Expr::Negative(Box::new(self))
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column(c) => write!(f, "{c}"),
+            Expr::Literal(v) => write!(f, "{v}"),
+            Expr::Binary { left, op, right } => write!(f, "({left} {} {right})", op.symbol()),
+            Expr::Not(e) => write!(f, "NOT {e}"),
+            Expr::Negative(e) => write!(f, "-{e}"),
+            Expr::IsNull(e) => write!(f, "{e} IS NULL"),
+            Expr::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
+            Expr::Cast(e, t) => write!(f, "CAST({e} AS {t})"),
+            Expr::Alias(e, n) => write!(f, "{e} AS {n}"),
+            Expr::Case { when_then, otherwise } => {
+                write!(f, "CASE")?;
+                for (w, t) in when_then {
+                    write!(f, " WHEN {w} THEN {t}")?;
+                }
+                if let Some(o) = otherwise {
+                    write!(f, " ELSE {o}")?;
+                }
+                write!(f, " END")
+            }
+            Expr::InList { expr, list, negated } => {
+                let items: Vec<String> = list.iter().map(|e| e.to_string()).collect();
+                write!(f, "{expr} {}IN ({})", if *negated { "NOT " } else { "" }, items.join(", "))
+            }
+            Expr::Function(func, args) => {
+                let items: Vec<String> = args.iter().map(|e| e.to_string()).collect();
+                write!(f, "{}({})", func.name(), items.join(", "))
+            }
+            Expr::Agg { func: AggFunc::CountStar, .. } => write!(f, "count(*)"),
+            Expr::Agg { func, args, distinct } => {
+                let items: Vec<String> = args.iter().map(|e| e.to_string()).collect();
+                let extra = match func {
+                    AggFunc::Quantile(q) => format!(", {q}"),
+                    _ => String::new(),
+                };
+                write!(f, "{}({}{}{extra})", func.name(), if *distinct { "DISTINCT " } else { "" }, items.join(", "))
+            }
+            Expr::Wildcard => write!(f, "*"),
+        }
+    }
+}

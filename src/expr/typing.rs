@@ -1,0 +1,175 @@
+//! Type coercion: which common type two operands are brought to.
+//!
+//! The rules follow SQL engines (DuckDB, DataFusion): integers widen, an
+//! integer meeting a decimal becomes a decimal (exact arithmetic stays exact),
+//! anything meeting a float becomes Float64, strings compare with strings and,
+//! as literals, with dates.
+
+use arrow::datatypes::DataType;
+
+use crate::error::{Result, SlothError};
+
+use super::Operator;
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+fn int_as_decimal(t: &DataType) -> Option<DataType> {
+    Some(match t {
+        DataType::Int8 | DataType::UInt8 => DataType::Decimal128(3, 0),
+        DataType::Int16 | DataType::UInt16 => DataType::Decimal128(5, 0),
+        DataType::Int32 | DataType::UInt32 => DataType::Decimal128(10, 0),
+        DataType::Int64 => DataType::Decimal128(19, 0),
+        DataType::UInt64 => DataType::Decimal128(20, 0),
+        _ => return None,
+    })
+}
+
+fn int_rank(t: &DataType) -> Option<(bool, u8)> {
+    Some(match t {
+        DataType::Int8 => (true, 1),
+        DataType::Int16 => (true, 2),
+        DataType::Int32 => (true, 4),
+        DataType::Int64 => (true, 8),
+        DataType::UInt8 => (false, 1),
+        DataType::UInt16 => (false, 2),
+        DataType::UInt32 => (false, 4),
+        DataType::UInt64 => (false, 8),
+        _ => return None,
+    })
+}
+
+fn wider_int(l: &DataType, r: &DataType) -> Option<DataType> {
+    let (ls, lw) = int_rank(l)?;
+    let (rs, rw) = int_rank(r)?;
+    if ls == rs {
+        return Some(if lw >= rw { l.clone() } else { r.clone() });
+    }
+    // Mixed signedness: the signed type wide enough for both.
+    let (uw, sw) = if ls { (rw, lw) } else { (lw, rw) };
+    Some(match uw.max(sw / 2) {
+        1 => DataType::Int16,
+        2 => DataType::Int32,
+        _ => DataType::Int64,
+    })
+}
+
+fn decimal_union(p1: u8, s1: i8, p2: u8, s2: i8) -> DataType {
+    let scale = s1.max(s2);
+    let int_digits = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
+    let precision = (int_digits + scale as i16).clamp(1, 38) as u8;
+    DataType::Decimal128(precision, scale)
+}
+
+/// The type both operands of a comparison (or of `CASE` branches, `IN` lists,
+/// `UNION` columns) are cast to.
+pub fn common_type(l: &DataType, r: &DataType) -> Option<DataType> {
+    use DataType::*;
+    if l == r {
+        return Some(l.clone());
+    }
+    Some(match (l, r) {
+        (Null, t) | (t, Null) => t.clone(),
+        (a, b) if is_string(a) && is_string(b) => {
+            if matches!(a, Utf8View) || matches!(b, Utf8View) { Utf8View } else { LargeUtf8 }
+        }
+        (Date32, s) | (s, Date32) if is_string(s) => Date32,
+        (Timestamp(u, tz), s) | (s, Timestamp(u, tz)) if is_string(s) => Timestamp(*u, tz.clone()),
+        (Date32, Timestamp(u, tz)) | (Timestamp(u, tz), Date32) => Timestamp(*u, tz.clone()),
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => decimal_union(*p1, *s1, *p2, *s2),
+        (Decimal128(p, s), i) | (i, Decimal128(p, s)) if int_rank(i).is_some() => {
+            let DataType::Decimal128(ip, is) = int_as_decimal(i)? else { return None };
+            decimal_union(*p, *s, ip, is)
+        }
+        (Float32 | Float64, t) | (t, Float32 | Float64) if t.is_numeric() => Float64,
+        (a, b) if int_rank(a).is_some() && int_rank(b).is_some() => wider_int(a, b)?,
+        _ => return None,
+    })
+}
+
+/// The types the operands of `l op r` are cast to before the kernel runs.
+pub fn coerce_binary(op: Operator, l: &DataType, r: &DataType) -> Result<(DataType, DataType)> {
+    use DataType::*;
+    let mismatch = || {
+        SlothError::types(format!("cannot apply '{}' to {l} and {r}", op_name(op)))
+    };
+    match op {
+        Operator::And | Operator::Or => {
+            for t in [l, r] {
+                if !matches!(t, Boolean | Null) {
+                    return Err(SlothError::types(format!(
+                        "'{}' needs Boolean operands, got {l} and {r}",
+                        op_name(op)
+                    )));
+                }
+            }
+            Ok((Boolean, Boolean))
+        }
+        op if op.is_arithmetic() => match (l, r) {
+            (Date32 | Timestamp(..), Interval(_)) | (Interval(_), Date32 | Timestamp(..)) => {
+                Ok((l.clone(), r.clone()))
+            }
+            (Date32, Date32) if op == Operator::Minus => Ok((Int64, Int64)),
+            (Decimal128(..), Decimal128(..)) => Ok((l.clone(), r.clone())),
+            (Decimal128(..), i) if int_rank(i).is_some() => Ok((l.clone(), int_as_decimal(i).unwrap())),
+            (i, Decimal128(..)) if int_rank(i).is_some() => Ok((int_as_decimal(i).unwrap(), r.clone())),
+            (a, b) if (a.is_numeric() || *a == Null) && (b.is_numeric() || *b == Null) => {
+                let t = common_type(a, b).ok_or_else(mismatch)?;
+                let t = if t == Null { Int64 } else { t };
+                Ok((t.clone(), t))
+            }
+            _ => Err(mismatch()),
+        },
+        _ => {
+            let t = common_type(l, r).ok_or_else(mismatch)?;
+            Ok((t.clone(), t))
+        }
+    }
+}
+
+fn op_name(op: Operator) -> String {
+    super::Expr::Binary {
+        left: Box::new(super::Expr::Column("a".into())),
+        op,
+        right: Box::new(super::Expr::Column("b".into())),
+    }
+    .to_string()
+    .trim_start_matches("(a ")
+    .trim_end_matches(" b)")
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_widen_and_decimals_stay_exact() {
+        assert_eq!(common_type(&DataType::Int32, &DataType::Int64), Some(DataType::Int64));
+        assert_eq!(common_type(&DataType::UInt8, &DataType::Int8), Some(DataType::Int16));
+        assert_eq!(
+            common_type(&DataType::Decimal128(15, 2), &DataType::Int64),
+            Some(DataType::Decimal128(21, 2))
+        );
+        assert_eq!(
+            common_type(&DataType::Decimal128(15, 2), &DataType::Decimal128(10, 4)),
+            Some(DataType::Decimal128(17, 4))
+        );
+        assert_eq!(common_type(&DataType::Decimal128(15, 2), &DataType::Float64), Some(DataType::Float64));
+    }
+
+    #[test]
+    fn strings_meet_dates_and_views() {
+        assert_eq!(common_type(&DataType::Utf8View, &DataType::Utf8), Some(DataType::Utf8View));
+        assert_eq!(common_type(&DataType::Date32, &DataType::Utf8), Some(DataType::Date32));
+        assert_eq!(common_type(&DataType::Boolean, &DataType::Int64), None);
+    }
+
+    #[test]
+    fn mismatches_name_both_types() {
+        let err = coerce_binary(Operator::Plus, &DataType::Utf8, &DataType::Int64).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("Utf8") && msg.contains("Int64") && msg.contains('+'), "{msg}");
+    }
+}

@@ -1,0 +1,64 @@
+//! CSV reading through arrow-csv, with schema inference and column projection.
+
+use std::io::{BufReader, Seek};
+use std::path::Path;
+
+use arrow::csv::ReaderBuilder;
+use arrow::csv::reader::Format;
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+
+use super::{BATCH_SIZE, nullable_schema, open};
+use crate::error::{Result, SlothError};
+
+/// How to parse a CSV file.
+#[derive(Debug, Clone)]
+pub struct CsvOptions {
+    /// First line holds column names.
+    pub has_header: bool,
+    /// Field separator.
+    pub delimiter: u8,
+    /// Rows sampled to infer types.
+    pub infer_rows: usize,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions { has_header: true, delimiter: b',', infer_rows: 10_000 }
+    }
+}
+
+fn format(options: &CsvOptions) -> Format {
+    Format::default().with_header(options.has_header).with_delimiter(options.delimiter)
+}
+
+fn data_error(path: &Path, e: impl std::fmt::Display) -> SlothError {
+    SlothError::Data(format!("malformed CSV '{}': {e}", path.display()))
+}
+
+pub(super) fn infer_schema(path: &Path, options: &CsvOptions) -> Result<SchemaRef> {
+    let mut file = open(path)?;
+    let (schema, _) = format(options)
+        .infer_schema(&mut file, Some(options.infer_rows))
+        .map_err(|e| data_error(path, e))?;
+    file.rewind()?;
+    if schema.fields().is_empty() {
+        return Err(data_error(path, "no columns (empty file?)"));
+    }
+    Ok(nullable_schema(&schema))
+}
+
+pub(super) fn read(
+    path: &Path,
+    schema: &SchemaRef,
+    options: &CsvOptions,
+    projection: Option<&[usize]>,
+) -> Result<Vec<RecordBatch>> {
+    let file = BufReader::with_capacity(1 << 20, open(path)?);
+    let mut builder = ReaderBuilder::new(schema.clone()).with_format(format(options)).with_batch_size(BATCH_SIZE);
+    if let Some(p) = projection {
+        builder = builder.with_projection(p.to_vec());
+    }
+    let reader = builder.build(file).map_err(|e| data_error(path, e))?;
+    reader.map(|b| b.map_err(|e| data_error(path, e))).collect()
+}

@@ -1,0 +1,203 @@
+//! Table sources (CSV, Parquet, Arrow IPC, in-memory batches) and sinks.
+//!
+//! A [`ScanSource`] knows its schema up front (read from the file footer or
+//! inferred from the CSV header and a sample), so plans can be checked before
+//! any data is read. Reads take the projected column indices; the Parquet
+//! reader also skips row groups whose statistics rule out the scan's filters.
+
+mod csv;
+mod parquet;
+mod sink;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::datatypes::{Schema, SchemaRef};
+use arrow::record_batch::RecordBatch;
+
+use crate::error::{Result, SlothError};
+
+pub use self::csv::CsvOptions;
+pub use self::parquet::{ParquetScanMetrics, row_group_may_match};
+pub use sink::{write_csv, write_ipc, write_parquet};
+
+/// Rows per batch that readers aim for.
+pub const BATCH_SIZE: usize = 64 * 1024;
+
+/// Where a scan's rows come from.
+#[derive(Clone)]
+pub enum ScanSource {
+    /// A CSV file.
+    Csv {
+        /// File path.
+        path: PathBuf,
+        /// Schema (declared or inferred).
+        schema: SchemaRef,
+        /// Parse options.
+        options: CsvOptions,
+    },
+    /// A Parquet file.
+    Parquet {
+        /// File path.
+        path: PathBuf,
+        /// Schema from the footer.
+        schema: SchemaRef,
+    },
+    /// An Arrow IPC file.
+    Ipc {
+        /// File path.
+        path: PathBuf,
+        /// Schema from the footer.
+        schema: SchemaRef,
+    },
+    /// Batches already in memory.
+    Memory {
+        /// Schema of the batches.
+        schema: SchemaRef,
+        /// The data.
+        batches: Arc<Vec<RecordBatch>>,
+    },
+}
+
+impl fmt::Debug for ScanSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl fmt::Display for ScanSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScanSource::Csv { path, .. } => write!(f, "csv '{}'", path.display()),
+            ScanSource::Parquet { path, .. } => write!(f, "parquet '{}'", path.display()),
+            ScanSource::Ipc { path, .. } => write!(f, "ipc '{}'", path.display()),
+            ScanSource::Memory { batches, .. } => {
+                write!(f, "memory ({} rows)", batches.iter().map(|b| b.num_rows()).sum::<usize>())
+            }
+        }
+    }
+}
+
+/// The schema with every field nullable: sloth's operators may introduce
+/// nulls (outer joins, aggregates of empty groups), so all derived schemas are.
+pub fn nullable_schema(schema: &Schema) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
+    ))
+}
+
+pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(path)
+        .map_err(|e| SlothError::FileNotFound { path: path.display().to_string(), reason: e.to_string() })
+}
+
+impl ScanSource {
+    /// A CSV source; the schema is inferred from the header and the first rows.
+    pub fn csv(path: impl AsRef<Path>, options: CsvOptions) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let schema = csv::infer_schema(&path, &options)?;
+        Ok(ScanSource::Csv { path, schema, options })
+    }
+
+    /// A Parquet source.
+    pub fn parquet(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let schema = parquet::read_schema(&path)?;
+        Ok(ScanSource::Parquet { path, schema })
+    }
+
+    /// An Arrow IPC file source.
+    pub fn ipc(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let reader = arrow::ipc::reader::FileReader::try_new(open(&path)?, None)
+            .map_err(|e| SlothError::Data(format!("'{}' is not an Arrow IPC file: {e}", path.display())))?;
+        Ok(ScanSource::Ipc { path, schema: nullable_schema(&reader.schema()) })
+    }
+
+    /// In-memory batches (all must share the schema).
+    pub fn memory(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<Self> {
+        let schema = nullable_schema(&schema);
+        let batches = batches
+            .into_iter()
+            .map(|b| {
+                if b.num_columns() != schema.fields().len() {
+                    return Err(SlothError::plan("batches do not match the schema"));
+                }
+                Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ScanSource::Memory { schema, batches: Arc::new(batches) })
+    }
+
+    /// A source chosen by file extension (`.csv`, `.parquet`/`.pq`, `.arrow`/`.ipc`/`.feather`).
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" | "tsv" => {
+                let mut options = CsvOptions::default();
+                if ext == "tsv" {
+                    options.delimiter = b'\t';
+                }
+                Self::csv(path, options)
+            }
+            "parquet" | "pq" => Self::parquet(path),
+            "arrow" | "ipc" | "feather" => Self::ipc(path),
+            _ => Err(SlothError::unsupported(format!(
+                "file '{}': unknown extension (expected .csv, .tsv, .parquet, .arrow)",
+                path.display()
+            ))),
+        }
+    }
+
+    /// The full schema of the source.
+    pub fn schema(&self) -> SchemaRef {
+        match self {
+            ScanSource::Csv { schema, .. }
+            | ScanSource::Parquet { schema, .. }
+            | ScanSource::Ipc { schema, .. }
+            | ScanSource::Memory { schema, .. } => schema.clone(),
+        }
+    }
+
+    /// Total rows, when known without reading the data.
+    pub fn row_count(&self) -> Option<usize> {
+        match self {
+            ScanSource::Memory { batches, .. } => Some(batches.iter().map(|b| b.num_rows()).sum()),
+            ScanSource::Parquet { path, .. } => parquet::row_count(path).ok(),
+            _ => None,
+        }
+    }
+
+    /// Reads the given columns. `filters` (over the projected schema) let the
+    /// Parquet reader skip row groups; rows are *not* filtered here.
+    pub fn read(
+        &self,
+        projection: Option<&[usize]>,
+        filters: &[crate::physical::expr::PhysicalExpr],
+        metrics: &ParquetScanMetrics,
+    ) -> Result<Vec<RecordBatch>> {
+        let out_schema = match projection {
+            Some(p) => Arc::new(self.schema().project(p)?),
+            None => self.schema(),
+        };
+        let batches = match self {
+            ScanSource::Csv { path, schema, options } => csv::read(path, schema, options, projection)?,
+            ScanSource::Parquet { path, .. } => parquet::read(path, projection, filters, metrics)?,
+            ScanSource::Ipc { path, .. } => {
+                let reader = arrow::ipc::reader::FileReader::try_new(open(path)?, projection.map(|p| p.to_vec()))?;
+                reader.collect::<Result<Vec<_>, _>>()?
+            }
+            ScanSource::Memory { batches, .. } => match projection {
+                Some(p) => batches.iter().map(|b| b.project(p)).collect::<Result<Vec<_>, _>>()?,
+                None => batches.as_ref().clone(),
+            },
+        };
+        batches
+            .into_iter()
+            .filter(|b| b.num_rows() > 0)
+            .map(|b| Ok(RecordBatch::try_new(out_schema.clone(), b.columns().to_vec())?))
+            .collect()
+    }
+}

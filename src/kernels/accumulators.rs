@@ -1,0 +1,519 @@
+//! Per-group aggregate state, updated a batch at a time.
+//!
+//! An accumulator receives one batch's argument columns plus two parallel
+//! lists: the rows to take and the group of each. The loops are monomorphic
+//! (generic over the arrow native type), so the only dynamic call is one per
+//! batch, never one per row.
+
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::compute::cast;
+use arrow::datatypes::*;
+use arrow::row::{RowConverter, SortField};
+use hashbrown::HashSet;
+
+use crate::error::{Result, SlothError};
+use crate::expr::AggFunc;
+
+/// Aggregate state for all groups of one aggregate expression.
+pub trait Accumulator: Send {
+    /// Adds `values[..][rows[k]]` to group `groups[k]` for every k.
+    /// `num_groups` is the number of groups that exist so far.
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], num_groups: usize) -> Result<()>;
+    /// The final value per group, for `num_groups` groups.
+    fn finish(&mut self, num_groups: usize) -> Result<ArrayRef>;
+}
+
+/// The type each argument is cast to before it reaches the accumulator.
+pub fn input_types(func: AggFunc, args: &[DataType]) -> Vec<DataType> {
+    let f64s = || args.iter().map(|_| DataType::Float64).collect();
+    match func {
+        AggFunc::Sum => vec![crate::physical::expr::agg_output_type(func, args).unwrap_or(DataType::Int64)],
+        AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median | AggFunc::Quantile(_) | AggFunc::Corr => f64s(),
+        _ => args.to_vec(),
+    }
+}
+
+/// Creates the accumulator for `func` whose inputs have `types`
+/// (already the types from [`input_types`]).
+pub fn create(func: AggFunc, distinct: bool, types: &[DataType], out: &DataType) -> Result<Box<dyn Accumulator>> {
+    let t = types.first().cloned().unwrap_or(DataType::Null);
+    Ok(match func {
+        AggFunc::CountStar => Box::new(Count { counts: vec![], count_nulls: true }),
+        AggFunc::Count if distinct => Box::new(Distinct::new(&t, false)?),
+        AggFunc::NUnique => Box::new(Distinct::new(&t, true)?),
+        AggFunc::Count => Box::new(Count { counts: vec![], count_nulls: false }),
+        AggFunc::Sum => match out {
+            DataType::Int64 => Box::new(Sum::<Int64Type>::new(out.clone())),
+            DataType::UInt64 => Box::new(Sum::<UInt64Type>::new(out.clone())),
+            DataType::Float64 => Box::new(Sum::<Float64Type>::new(out.clone())),
+            DataType::Decimal128(..) => Box::new(Sum::<Decimal128Type>::new(out.clone())),
+            t => return Err(SlothError::types(format!("sum() of {t}"))),
+        },
+        AggFunc::Mean => Box::new(Moments::new(Moment::Mean)),
+        AggFunc::Var => Box::new(Moments::new(Moment::Var)),
+        AggFunc::Std => Box::new(Moments::new(Moment::Std)),
+        AggFunc::Median => Box::new(Quantile { q: 0.5, values: vec![] }),
+        AggFunc::Quantile(q) => {
+            if !(0.0..=1.0).contains(&q) {
+                return Err(SlothError::plan(format!("quantile {q} is not in [0, 1]")));
+            }
+            Box::new(Quantile { q, values: vec![] })
+        }
+        AggFunc::Corr => Box::new(Corr { state: vec![] }),
+        AggFunc::First => Box::new(Pick { first: true, arrays: vec![], picks: vec![] }),
+        AggFunc::Last => Box::new(Pick { first: false, arrays: vec![], picks: vec![] }),
+        AggFunc::Min | AggFunc::Max => min_max(func == AggFunc::Max, &t)?,
+    })
+}
+
+fn min_max(max: bool, t: &DataType) -> Result<Box<dyn Accumulator>> {
+    macro_rules! prim {
+        ($ty:ty) => {
+            Box::new(MinMax::<$ty> { max, best: vec![], seen: vec![], data_type: t.clone() })
+        };
+    }
+    Ok(match t {
+        DataType::Int8 => prim!(Int8Type),
+        DataType::Int16 => prim!(Int16Type),
+        DataType::Int32 => prim!(Int32Type),
+        DataType::Int64 => prim!(Int64Type),
+        DataType::UInt8 => prim!(UInt8Type),
+        DataType::UInt16 => prim!(UInt16Type),
+        DataType::UInt32 => prim!(UInt32Type),
+        DataType::UInt64 => prim!(UInt64Type),
+        DataType::Float32 => prim!(Float32Type),
+        DataType::Float64 => prim!(Float64Type),
+        DataType::Date32 => prim!(Date32Type),
+        DataType::Date64 => prim!(Date64Type),
+        DataType::Decimal128(..) => prim!(Decimal128Type),
+        DataType::Timestamp(TimeUnit::Second, _) => prim!(TimestampSecondType),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => prim!(TimestampMillisecondType),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => prim!(TimestampMicrosecondType),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => prim!(TimestampNanosecondType),
+        // Strings, booleans and the rest: compare via the row format, keep the winner's position.
+        _ => Box::new(MinMaxRows::new(max, t)?),
+    })
+}
+
+fn grow<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+    if v.len() < n {
+        v.resize(n, fill);
+    }
+}
+
+struct Count {
+    counts: Vec<i64>,
+    count_nulls: bool,
+}
+
+impl Accumulator for Count {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.counts, n, 0);
+        let nulls = if self.count_nulls { None } else { values[0].logical_nulls() };
+        match nulls {
+            None => groups.iter().for_each(|&g| self.counts[g as usize] += 1),
+            Some(nulls) => {
+                for (&r, &g) in rows.iter().zip(groups) {
+                    self.counts[g as usize] += nulls.is_valid(r as usize) as i64;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.counts, n, 0);
+        Ok(Arc::new(Int64Array::from(std::mem::take(&mut self.counts))))
+    }
+}
+
+struct Sum<T: ArrowPrimitiveType> {
+    sums: Vec<T::Native>,
+    seen: Vec<bool>,
+    data_type: DataType,
+}
+
+impl<T: ArrowPrimitiveType> Sum<T> {
+    fn new(data_type: DataType) -> Self {
+        Sum { sums: vec![], seen: vec![], data_type }
+    }
+}
+
+impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.sums, n, T::Native::default());
+        grow(&mut self.seen, n, false);
+        let a = values[0].as_primitive::<T>();
+        let v = a.values();
+        match a.nulls().filter(|n| n.null_count() > 0) {
+            None => {
+                for (&r, &g) in rows.iter().zip(groups) {
+                    let s = &mut self.sums[g as usize];
+                    *s = s.add_wrapping(v[r as usize]);
+                    self.seen[g as usize] = true;
+                }
+            }
+            Some(nulls) => {
+                for (&r, &g) in rows.iter().zip(groups) {
+                    if nulls.is_valid(r as usize) {
+                        let s = &mut self.sums[g as usize];
+                        *s = s.add_wrapping(v[r as usize]);
+                        self.seen[g as usize] = true;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.sums, n, T::Native::default());
+        grow(&mut self.seen, n, false);
+        let nulls = NullBuffer::from(std::mem::take(&mut self.seen));
+        let a = PrimitiveArray::<T>::new(std::mem::take(&mut self.sums).into(), Some(nulls));
+        Ok(Arc::new(a.with_data_type(self.data_type.clone())))
+    }
+}
+
+use arrow::buffer::NullBuffer;
+
+struct MinMax<T: ArrowPrimitiveType> {
+    max: bool,
+    best: Vec<T::Native>,
+    seen: Vec<bool>,
+    data_type: DataType,
+}
+
+impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.best, n, T::Native::default());
+        grow(&mut self.seen, n, false);
+        let a = values[0].as_primitive::<T>();
+        let v = a.values();
+        let nulls = a.nulls().filter(|n| n.null_count() > 0);
+        for (&r, &g) in rows.iter().zip(groups) {
+            let r = r as usize;
+            if nulls.is_some_and(|n| n.is_null(r)) {
+                continue;
+            }
+            let (g, x) = (g as usize, v[r]);
+            let better = if self.max { x.is_gt(self.best[g]) } else { x.is_lt(self.best[g]) };
+            if !self.seen[g] || better {
+                self.best[g] = x;
+                self.seen[g] = true;
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.best, n, T::Native::default());
+        grow(&mut self.seen, n, false);
+        let nulls = NullBuffer::from(std::mem::take(&mut self.seen));
+        let a = PrimitiveArray::<T>::new(std::mem::take(&mut self.best).into(), Some(nulls));
+        Ok(Arc::new(a.with_data_type(self.data_type.clone())))
+    }
+}
+
+/// Min/max of any type arrow can row-encode: compares encoded rows, keeps the
+/// position of the winner, and gathers the winners at the end.
+struct MinMaxRows {
+    max: bool,
+    converter: RowConverter,
+    best: Vec<Option<(Vec<u8>, usize, usize)>>,
+    arrays: Vec<ArrayRef>,
+}
+
+impl MinMaxRows {
+    fn new(max: bool, t: &DataType) -> Result<Self> {
+        Ok(MinMaxRows { max, converter: RowConverter::new(vec![SortField::new(t.clone())])?, best: vec![], arrays: vec![] })
+    }
+}
+
+impl Accumulator for MinMaxRows {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.best, n, None);
+        let batch = self.arrays.len();
+        self.arrays.push(values[0].clone());
+        let encoded = self.converter.convert_columns(&values[..1])?;
+        let nulls = values[0].logical_nulls();
+        for (&r, &g) in rows.iter().zip(groups) {
+            let r = r as usize;
+            if nulls.as_ref().is_some_and(|n| n.is_null(r)) {
+                continue;
+            }
+            let row = encoded.row(r);
+            let slot = &mut self.best[g as usize];
+            let better = match slot {
+                None => true,
+                Some((b, _, _)) => {
+                    if self.max { row.as_ref() > b.as_slice() } else { row.as_ref() < b.as_slice() }
+                }
+            };
+            if better {
+                *slot = Some((row.as_ref().to_vec(), batch, r));
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.best, n, None);
+        gather_picks(&self.arrays, self.best.iter().map(|b| b.as_ref().map(|(_, batch, row)| (*batch, *row))), n)
+    }
+}
+
+/// Gathers one value per group from (batch, row) positions; `None` gives null.
+fn gather_picks(
+    arrays: &[ArrayRef],
+    picks: impl Iterator<Item = Option<(usize, usize)>>,
+    n: usize,
+) -> Result<ArrayRef> {
+    let Some(first) = arrays.first() else {
+        return Ok(new_null_array(&DataType::Null, n));
+    };
+    // Slot `arrays.len()` is a one-row null array that absent picks point at.
+    let null = new_null_array(first.data_type(), 1);
+    let mut sources: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+    sources.push(null.as_ref());
+    let indices: Vec<(usize, usize)> = picks.map(|p| p.unwrap_or((arrays.len(), 0))).collect();
+    Ok(arrow::compute::interleave(&sources, &indices)?)
+}
+
+struct Pick {
+    first: bool,
+    arrays: Vec<ArrayRef>,
+    picks: Vec<Option<(usize, usize)>>,
+}
+
+impl Accumulator for Pick {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.picks, n, None);
+        let batch = self.arrays.len();
+        self.arrays.push(values[0].clone());
+        for (&r, &g) in rows.iter().zip(groups) {
+            let slot = &mut self.picks[g as usize];
+            if !self.first || slot.is_none() {
+                *slot = Some((batch, r as usize));
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.picks, n, None);
+        gather_picks(&self.arrays, self.picks.iter().copied(), n)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Moment {
+    Mean,
+    Var,
+    Std,
+}
+
+/// Count, mean and M2 per group (Welford's update): mean, variance, stddev.
+struct Moments {
+    kind: Moment,
+    state: Vec<(f64, f64, f64)>,
+}
+
+impl Moments {
+    fn new(kind: Moment) -> Self {
+        Moments { kind, state: vec![] }
+    }
+}
+
+fn f64_values(a: &ArrayRef) -> (&[f64], Option<&NullBuffer>) {
+    let a = a.as_primitive::<Float64Type>();
+    (a.values(), a.nulls().filter(|n| n.null_count() > 0))
+}
+
+impl Accumulator for Moments {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.state, n, (0.0, 0.0, 0.0));
+        let (v, nulls) = f64_values(&values[0]);
+        let mean_only = self.kind == Moment::Mean;
+        for (&r, &g) in rows.iter().zip(groups) {
+            let r = r as usize;
+            if nulls.is_some_and(|n| n.is_null(r)) {
+                continue;
+            }
+            let (count, mean, m2) = &mut self.state[g as usize];
+            let x = v[r];
+            *count += 1.0;
+            if mean_only {
+                // Sum for now; divided in finish.
+                *mean += x;
+            } else {
+                let d = x - *mean;
+                *mean += d / *count;
+                *m2 += d * (x - *mean);
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.state, n, (0.0, 0.0, 0.0));
+        let out: Float64Array = self
+            .state
+            .iter()
+            .map(|&(count, mean, m2)| match self.kind {
+                Moment::Mean => (count > 0.0).then(|| mean / count),
+                Moment::Var => (count > 1.0).then(|| m2 / (count - 1.0)),
+                Moment::Std => (count > 1.0).then(|| (m2 / (count - 1.0)).sqrt()),
+            })
+            .collect();
+        Ok(Arc::new(out))
+    }
+}
+
+struct Quantile {
+    q: f64,
+    values: Vec<Vec<f64>>,
+}
+
+impl Accumulator for Quantile {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.values, n, Vec::new());
+        let (v, nulls) = f64_values(&values[0]);
+        for (&r, &g) in rows.iter().zip(groups) {
+            if !nulls.is_some_and(|n| n.is_null(r as usize)) {
+                self.values[g as usize].push(v[r as usize]);
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.values, n, Vec::new());
+        let out: Float64Array = self.values.iter_mut().map(|v| quantile(v, self.q)).collect();
+        Ok(Arc::new(out))
+    }
+}
+
+/// Linear-interpolated quantile (as Polars' and NumPy's default); reorders `v`.
+fn quantile(v: &mut [f64], q: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let pos = q * (v.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let frac = pos - lo as f64;
+    let (_, &mut lo_v, rest) = v.select_nth_unstable_by(lo, f64::total_cmp);
+    if frac == 0.0 || rest.is_empty() {
+        return Some(lo_v);
+    }
+    let hi_v = rest.iter().copied().fold(f64::INFINITY, f64::min);
+    Some(lo_v + (hi_v - lo_v) * frac)
+}
+
+/// Pearson correlation from co-moments, updated Welford-style.
+struct Corr {
+    state: Vec<[f64; 6]>,
+}
+
+impl Accumulator for Corr {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.state, n, [0.0; 6]);
+        let (x, xn) = f64_values(&values[0]);
+        let (y, yn) = f64_values(&values[1]);
+        for (&r, &g) in rows.iter().zip(groups) {
+            let r = r as usize;
+            if xn.is_some_and(|n| n.is_null(r)) || yn.is_some_and(|n| n.is_null(r)) {
+                continue;
+            }
+            let [count, mx, my, m2x, m2y, cxy] = &mut self.state[g as usize];
+            *count += 1.0;
+            let dx = x[r] - *mx;
+            let dy = y[r] - *my;
+            *mx += dx / *count;
+            *my += dy / *count;
+            *m2x += dx * (x[r] - *mx);
+            *m2y += dy * (y[r] - *my);
+            *cxy += dx * (y[r] - *my);
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.state, n, [0.0; 6]);
+        let out: Float64Array = self
+            .state
+            .iter()
+            .map(|&[count, _, _, m2x, m2y, cxy]| (count > 1.0).then(|| cxy / (m2x * m2y).sqrt()))
+            .collect();
+        Ok(Arc::new(out))
+    }
+}
+
+/// Distinct values per group: `count(DISTINCT x)` (nulls ignored) or
+/// `n_unique` (null counts as one value, as in Polars).
+struct Distinct {
+    converter: RowConverter,
+    sets: Vec<HashSet<Box<[u8]>>>,
+    nulls: Vec<bool>,
+    count_null: bool,
+}
+
+impl Distinct {
+    fn new(t: &DataType, count_null: bool) -> Result<Self> {
+        Ok(Distinct {
+            converter: RowConverter::new(vec![SortField::new(t.clone())])?,
+            sets: vec![],
+            nulls: vec![],
+            count_null,
+        })
+    }
+}
+
+impl Accumulator for Distinct {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.sets, n, HashSet::new());
+        grow(&mut self.nulls, n, false);
+        let encoded = self.converter.convert_columns(&values[..1])?;
+        let nulls = values[0].logical_nulls();
+        for (&r, &g) in rows.iter().zip(groups) {
+            if nulls.as_ref().is_some_and(|n| n.is_null(r as usize)) {
+                self.nulls[g as usize] = true;
+                continue;
+            }
+            let row = encoded.row(r as usize);
+            let set = &mut self.sets[g as usize];
+            if !set.contains(row.as_ref()) {
+                set.insert(row.as_ref().into());
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.sets, n, HashSet::new());
+        grow(&mut self.nulls, n, false);
+        let out: Int64Array = self
+            .sets
+            .iter()
+            .zip(&self.nulls)
+            .map(|(s, &has_null)| Some(s.len() as i64 + (self.count_null && has_null) as i64))
+            .collect();
+        Ok(Arc::new(out))
+    }
+}
+
+/// Casts argument columns to the accumulator's input types.
+pub fn cast_inputs(values: &[ArrayRef], types: &[DataType]) -> Result<Vec<ArrayRef>> {
+    values
+        .iter()
+        .zip(types)
+        .map(|(v, t)| if v.data_type() == t { Ok(v.clone()) } else { Ok(cast(v, t)?) })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantile_interpolates_like_numpy() {
+        // numpy.quantile([1, 2, 3, 4], 0.5) == 2.5; 0.25 -> 1.75
+        assert_eq!(quantile(&mut [4.0, 1.0, 3.0, 2.0], 0.5), Some(2.5));
+        assert_eq!(quantile(&mut [4.0, 1.0, 3.0, 2.0], 0.25), Some(1.75));
+        assert_eq!(quantile(&mut [7.0], 0.9), Some(7.0));
+        assert_eq!(quantile(&mut [], 0.5), None);
+    }
+}

@@ -1,0 +1,259 @@
+//! Key encoding and the hash table shared by hash aggregation and hash join.
+//!
+//! Keys take one of two forms, chosen once per operator from the key types:
+//! - a single integer-like key (ints, dates) is hashed and compared as `i64`
+//!   with no per-row indirection;
+//! - anything else (several keys, strings, floats, decimals) is encoded by
+//!   arrow's [`RowConverter`] into comparable byte rows.
+//!
+//! [`GroupTable`] maps keys to dense group ids `0..n`. The table stores only
+//! the ids; keys live in flat vectors, so a new group costs no allocation
+//! beyond amortized vector growth.
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::buffer::{NullBuffer, ScalarBuffer};
+use arrow::datatypes::{DataType, Int64Type};
+use arrow::row::{RowConverter, Rows, SortField};
+use hashbrown::HashTable;
+
+use crate::error::Result;
+
+/// Multiply-fold hash for 64-bit keys: good high and low bits, two instructions.
+#[inline(always)]
+pub fn hash_i64(v: i64) -> u64 {
+    let x = (v as u64 as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_u128 ^ 0x5851_F42D_4C95_7F2D_0000_0000_0000_0000);
+    (x as u64) ^ ((x >> 64) as u64)
+}
+
+const NULL_HASH: u64 = 0x2545_F491_4F6C_DD1D;
+
+#[inline(always)]
+fn hash_bytes(b: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x51_07_4a).hash_one(b)
+}
+
+/// True if a single key of this type takes the `i64` fast path.
+pub fn is_int_key(t: &DataType) -> bool {
+    use DataType::*;
+    matches!(t, Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | Date32 | Date64 | Timestamp(..))
+}
+
+/// How keys of an operator are encoded.
+pub enum KeyEncoder {
+    /// A single integer-like key, as `i64`.
+    Int,
+    /// Anything else, as byte rows.
+    Rows(RowConverter),
+}
+
+/// The keys of one batch, encoded.
+pub enum KeyBatch {
+    /// `i64` values with validity.
+    Int(ScalarBuffer<i64>, Option<NullBuffer>),
+    /// Byte rows; `nulls` marks rows where any key is null.
+    Rows(Rows, Option<NullBuffer>),
+}
+
+impl KeyEncoder {
+    /// Picks the encoding for keys of these types.
+    pub fn new(types: &[DataType]) -> Result<Self> {
+        if types.len() == 1 && is_int_key(&types[0]) {
+            Ok(KeyEncoder::Int)
+        } else {
+            let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+            Ok(KeyEncoder::Rows(RowConverter::new(fields)?))
+        }
+    }
+
+    /// Encodes one batch of key columns and computes their hashes.
+    pub fn encode(&self, keys: &[ArrayRef], hashes: &mut Vec<u64>) -> Result<KeyBatch> {
+        hashes.clear();
+        match self {
+            KeyEncoder::Int => {
+                let a = arrow::compute::cast(&keys[0], &DataType::Int64)?;
+                let nulls = a.logical_nulls();
+                let v = a.as_primitive::<Int64Type>().values().clone();
+                hashes.extend(v.iter().map(|&x| hash_i64(x)));
+                if let Some(n) = &nulls {
+                    for (h, valid) in hashes.iter_mut().zip(n.iter()) {
+                        if !valid {
+                            *h = NULL_HASH;
+                        }
+                    }
+                }
+                Ok(KeyBatch::Int(v, nulls))
+            }
+            KeyEncoder::Rows(conv) => {
+                let rows = conv.convert_columns(keys)?;
+                hashes.extend(rows.iter().map(|r| hash_bytes(r.as_ref())));
+                let nulls = keys.iter().fold(None::<NullBuffer>, |acc, k| {
+                    NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref())
+                });
+                Ok(KeyBatch::Rows(rows, nulls))
+            }
+        }
+    }
+}
+
+impl KeyBatch {
+    /// True if any key of row `i` is null.
+    #[inline]
+    pub fn is_null(&self, i: usize) -> bool {
+        match self {
+            KeyBatch::Int(_, n) | KeyBatch::Rows(_, n) => n.as_ref().is_some_and(|n| n.is_null(i)),
+        }
+    }
+}
+
+enum KeyStore {
+    Int { keys: Vec<i64>, null_group: Option<u32> },
+    Rows { data: Vec<u8>, offsets: Vec<usize> },
+}
+
+/// Maps keys to dense group ids.
+pub struct GroupTable {
+    table: HashTable<u32>,
+    hashes: Vec<u64>,
+    store: KeyStore,
+}
+
+impl GroupTable {
+    /// An empty table for keys encoded by `encoder`.
+    pub fn new(encoder: &KeyEncoder) -> Self {
+        let store = match encoder {
+            KeyEncoder::Int => KeyStore::Int { keys: Vec::new(), null_group: None },
+            KeyEncoder::Rows(_) => KeyStore::Rows { data: Vec::new(), offsets: vec![0] },
+        };
+        GroupTable { table: HashTable::new(), hashes: Vec::new(), store }
+    }
+
+    /// Number of groups so far.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// True if no group exists yet.
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// The group of row `i` of `keys`, created if new. Null keys form a group
+    /// of their own (SQL `GROUP BY` semantics).
+    #[inline]
+    pub fn find_or_insert(&mut self, keys: &KeyBatch, hash: u64, i: usize) -> u32 {
+        let next = self.hashes.len() as u32;
+        let hashes = &self.hashes;
+        match (&mut self.store, keys) {
+            (KeyStore::Int { keys: stored, null_group }, KeyBatch::Int(a, nulls)) => {
+                if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                    if let Some(g) = *null_group {
+                        return g;
+                    }
+                    *null_group = Some(next);
+                    stored.push(0);
+                    self.hashes.push(hash);
+                    return next;
+                }
+                let k = a[i];
+                let ng = *null_group;
+                let entry = self.table.entry(
+                    hash,
+                    |&g| Some(g) != ng && stored[g as usize] == k,
+                    |&g| hashes[g as usize],
+                );
+                match entry {
+                    hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
+                    hashbrown::hash_table::Entry::Vacant(v) => {
+                        v.insert(next);
+                        stored.push(k);
+                        self.hashes.push(hash);
+                        next
+                    }
+                }
+            }
+            (KeyStore::Rows { data, offsets }, KeyBatch::Rows(rows, _)) => {
+                let row = rows.row(i);
+                let bytes = row.as_ref();
+                let entry = self.table.entry(
+                    hash,
+                    |&g| &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes,
+                    |&g| hashes[g as usize],
+                );
+                match entry {
+                    hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
+                    hashbrown::hash_table::Entry::Vacant(v) => {
+                        v.insert(next);
+                        data.extend_from_slice(bytes);
+                        offsets.push(data.len());
+                        self.hashes.push(hash);
+                        next
+                    }
+                }
+            }
+            _ => unreachable!("key batch encoded by another encoder"),
+        }
+    }
+
+    /// The group of row `i`, if it exists. Null keys never match (join semantics).
+    #[inline]
+    pub fn find(&self, keys: &KeyBatch, hash: u64, i: usize) -> Option<u32> {
+        if keys.is_null(i) {
+            return None;
+        }
+        match (&self.store, keys) {
+            (KeyStore::Int { keys: stored, null_group }, KeyBatch::Int(a, _)) => {
+                let k = a[i];
+                self.table.find(hash, |&g| Some(g) != *null_group && stored[g as usize] == k).copied()
+            }
+            (KeyStore::Rows { data, offsets }, KeyBatch::Rows(rows, _)) => {
+                let row = rows.row(i);
+                let bytes = row.as_ref();
+                self.table.find(hash, |&g| &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes).copied()
+            }
+            _ => unreachable!("key batch encoded by another encoder"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int32Array, StringArray};
+    use std::sync::Arc;
+
+    fn groups(keys: Vec<ArrayRef>) -> Vec<u32> {
+        let types: Vec<DataType> = keys.iter().map(|k| k.data_type().clone()).collect();
+        let enc = KeyEncoder::new(&types).unwrap();
+        let mut table = GroupTable::new(&enc);
+        let mut hashes = Vec::new();
+        let kb = enc.encode(&keys, &mut hashes).unwrap();
+        (0..hashes.len()).map(|i| table.find_or_insert(&kb, hashes[i], i)).collect()
+    }
+
+    #[test]
+    fn int_keys_get_dense_ids_with_a_null_group() {
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), None, Some(5), Some(7), None]));
+        assert_eq!(groups(vec![a]), vec![0, 1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn multi_column_keys() {
+        let a: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "x", "x"]));
+        let b: ArrayRef = Arc::new(Int32Array::from(vec![1, 1, 2, 1]));
+        assert_eq!(groups(vec![a, b]), vec![0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn null_keys_never_match_in_find() {
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![None, Some(1)]));
+        let enc = KeyEncoder::new(&[DataType::Int32]).unwrap();
+        let mut t = GroupTable::new(&enc);
+        let mut h = Vec::new();
+        let kb = enc.encode(&[a], &mut h).unwrap();
+        t.find_or_insert(&kb, h[0], 0);
+        t.find_or_insert(&kb, h[1], 1);
+        assert_eq!(t.find(&kb, h[0], 0), None);
+        assert_eq!(t.find(&kb, h[1], 1), Some(1));
+    }
+}

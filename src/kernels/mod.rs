@@ -1,0 +1,7 @@
+//! Kernels: expression evaluation, hashing, hash tables and aggregate state,
+//! all over whole Arrow arrays.
+
+pub mod accumulators;
+pub mod eval;
+pub mod hash_table;
+pub mod strings;

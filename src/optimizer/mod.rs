@@ -1,0 +1,95 @@
+//! Rule-based optimizer over [`LogicalPlan`]s.
+//!
+//! Each rule lives in its own file and rewrites a plan into an equivalent
+//! one. The driver runs the enabled rules in [`RULES`] order, repeatedly,
+//! until a pass changes nothing (or [`MAX_PASSES`] is reached), and reports
+//! which rules fired. Any rule can be switched off by name
+//! ([`OptimizerOptions::disable`]); tests run every query with the optimizer
+//! on, off, and with each rule off, and compare the results.
+
+mod predicate_pushdown;
+mod projection_pushdown;
+mod simplify_expressions;
+
+use crate::error::Result;
+use crate::plan::LogicalPlan;
+
+/// One rewrite of logical plans.
+pub trait OptimizerRule: Sync {
+    /// Name used in `explain` output and to disable the rule.
+    fn name(&self) -> &'static str;
+    /// Rewrites `plan`; `None` when the rule does not apply.
+    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>>;
+}
+
+/// All rules, in the order one pass applies them.
+pub static RULES: &[&dyn OptimizerRule] = &[
+    &simplify_expressions::SimplifyExpressions,
+    &predicate_pushdown::PredicatePushdown,
+    &projection_pushdown::ProjectionPushdown,
+];
+
+/// Upper bound on passes; plans reach a fixed point in two or three.
+pub const MAX_PASSES: usize = 8;
+
+/// Which rules run.
+#[derive(Debug, Clone, Default)]
+pub struct OptimizerOptions {
+    /// Names of rules that are switched off.
+    pub disabled: Vec<String>,
+    /// Switches the whole optimizer off.
+    pub off: bool,
+}
+
+impl OptimizerOptions {
+    /// No optimization at all.
+    pub fn none() -> Self {
+        OptimizerOptions { disabled: vec![], off: true }
+    }
+    /// All rules but `rule`.
+    pub fn disable(mut self, rule: &str) -> Self {
+        self.disabled.push(rule.to_string());
+        self
+    }
+    /// Names of all rules.
+    pub fn rule_names() -> Vec<&'static str> {
+        RULES.iter().map(|r| r.name()).collect()
+    }
+    fn enabled(&self, rule: &str) -> bool {
+        !self.off && !self.disabled.iter().any(|d| d == rule)
+    }
+}
+
+/// Optimizes `plan`; returns the new plan and the names of the rules that fired.
+pub fn optimize(plan: &LogicalPlan, options: &OptimizerOptions) -> Result<(LogicalPlan, Vec<String>)> {
+    for d in &options.disabled {
+        if !RULES.iter().any(|r| r.name() == d) {
+            return Err(crate::SlothError::plan(format!(
+                "unknown optimizer rule '{d}'; rules: {}",
+                OptimizerOptions::rule_names().join(", ")
+            )));
+        }
+    }
+    let mut plan = plan.clone();
+    let mut fired: Vec<String> = Vec::new();
+    for _ in 0..MAX_PASSES {
+        let mut changed = false;
+        for rule in RULES.iter().filter(|r| options.enabled(r.name())) {
+            if let Some(new) = rule.rewrite(&plan)? {
+                let before = plan.to_string();
+                let after = new.to_string();
+                if before != after {
+                    changed = true;
+                    if !fired.iter().any(|f| f == rule.name()) {
+                        fired.push(rule.name().to_string());
+                    }
+                    plan = new;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok((plan, fired))
+}

@@ -1,0 +1,404 @@
+//! Resolved, type-checked expressions ready to run over record batches.
+//!
+//! [`PhysicalExpr::compile`] resolves column names to indices, checks operand
+//! types, and inserts the casts that coercion asks for, so evaluation
+//! ([`crate::kernels::eval`]) never looks a name up or decides a type per batch.
+
+use std::fmt;
+
+use arrow::array::{ArrayRef, new_empty_array};
+use arrow::datatypes::{DataType, Field, Schema};
+
+use crate::error::{Result, SlothError};
+use crate::expr::{AggFunc, Expr, Operator, ScalarFunc, ScalarValue, coerce_binary, common_type};
+
+/// A compiled expression node together with its output type.
+#[derive(Debug, Clone)]
+pub struct PhysicalExpr {
+    /// What to compute.
+    pub node: Node,
+    /// The type of the values it produces.
+    pub data_type: DataType,
+}
+
+/// The operations of a [`PhysicalExpr`].
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// Input column by position.
+    Column(usize),
+    /// A constant, as a one-element array.
+    Literal(ArrayRef),
+    /// Binary operator; operands already have the coerced types.
+    Binary(Box<PhysicalExpr>, Operator, Box<PhysicalExpr>),
+    /// Three-valued NOT.
+    Not(Box<PhysicalExpr>),
+    /// Arithmetic negation.
+    Negative(Box<PhysicalExpr>),
+    /// IS NULL.
+    IsNull(Box<PhysicalExpr>),
+    /// IS NOT NULL.
+    IsNotNull(Box<PhysicalExpr>),
+    /// Conversion to `data_type`.
+    Cast(Box<PhysicalExpr>),
+    /// CASE; every branch already has `data_type`.
+    Case(Vec<(PhysicalExpr, PhysicalExpr)>, Option<Box<PhysicalExpr>>),
+    /// IN list of constants of the tested expression's type.
+    InList(Box<PhysicalExpr>, Vec<ArrayRef>, bool),
+    /// Scalar function.
+    Function(ScalarFunc, Vec<PhysicalExpr>),
+}
+
+fn column_index(schema: &Schema, name: &str) -> Result<usize> {
+    schema.index_of(name).map_err(|_| SlothError::ColumnNotFound {
+        name: name.to_string(),
+        available: schema.fields().iter().map(|f| f.name().clone()).collect(),
+    })
+}
+
+impl PhysicalExpr {
+    fn new(node: Node, data_type: DataType) -> Self {
+        PhysicalExpr { node, data_type }
+    }
+
+    /// Wraps in a cast unless the type already matches.
+    pub fn cast_to(self, to: &DataType) -> Result<PhysicalExpr> {
+        if &self.data_type == to {
+            return Ok(self);
+        }
+        if !arrow::compute::can_cast_types(&self.data_type, to) {
+            return Err(SlothError::types(format!("cannot cast {} to {to}", self.data_type)));
+        }
+        // Constants are cast once here rather than once per batch.
+        if let Node::Literal(array) = &self.node {
+            let cast = arrow::compute::cast(array, to)?;
+            return Ok(PhysicalExpr::new(Node::Literal(cast), to.clone()));
+        }
+        Ok(PhysicalExpr::new(Node::Cast(Box::new(self)), to.clone()))
+    }
+
+    /// Compiles `expr` against `schema`.
+    pub fn compile(expr: &Expr, schema: &Schema) -> Result<PhysicalExpr> {
+        Ok(match expr {
+            Expr::Column(name) => {
+                let i = column_index(schema, name)?;
+                PhysicalExpr::new(Node::Column(i), schema.field(i).data_type().clone())
+            }
+            Expr::Literal(v) => literal(v)?,
+            Expr::Alias(e, _) => Self::compile(e, schema)?,
+            Expr::Binary { left, op, right } => {
+                let mut l = Self::compile(left, schema)?;
+                let mut r = Self::compile(right, schema)?;
+                // `interval + date` is computed as `date + interval`.
+                if *op == Operator::Plus && matches!(l.data_type, DataType::Interval(_)) {
+                    std::mem::swap(&mut l, &mut r);
+                }
+                let (lt, rt) = coerce_binary(*op, &l.data_type, &r.data_type)?;
+                let l = l.cast_to(&lt)?;
+                let r = r.cast_to(&rt)?;
+                let out = if op.is_comparison() || matches!(op, Operator::And | Operator::Or) {
+                    DataType::Boolean
+                } else {
+                    arithmetic_type(*op, &lt, &rt)?
+                };
+                PhysicalExpr::new(Node::Binary(Box::new(l), *op, Box::new(r)), out)
+            }
+            Expr::Not(e) => {
+                let e = Self::compile(e, schema)?.expect_boolean("NOT")?;
+                PhysicalExpr::new(Node::Not(Box::new(e)), DataType::Boolean)
+            }
+            Expr::Negative(e) => {
+                let e = Self::compile(e, schema)?;
+                if !(e.data_type.is_numeric() || matches!(e.data_type, DataType::Interval(_))) {
+                    return Err(SlothError::types(format!("cannot negate {}", e.data_type)));
+                }
+                let t = e.data_type.clone();
+                PhysicalExpr::new(Node::Negative(Box::new(e)), t)
+            }
+            Expr::IsNull(e) => PhysicalExpr::new(Node::IsNull(Box::new(Self::compile(e, schema)?)), DataType::Boolean),
+            Expr::IsNotNull(e) => {
+                PhysicalExpr::new(Node::IsNotNull(Box::new(Self::compile(e, schema)?)), DataType::Boolean)
+            }
+            Expr::Cast(e, t) => Self::compile(e, schema)?.cast_to(t)?,
+            Expr::Case { when_then, otherwise } => {
+                let mut branches = Vec::with_capacity(when_then.len());
+                for (w, t) in when_then {
+                    let w = Self::compile(w, schema)?.expect_boolean("CASE WHEN")?;
+                    branches.push((w, Self::compile(t, schema)?));
+                }
+                let otherwise = otherwise.as_ref().map(|o| Self::compile(o, schema)).transpose()?;
+                let mut out = DataType::Null;
+                for t in branches.iter().map(|(_, t)| &t.data_type).chain(otherwise.iter().map(|o| &o.data_type)) {
+                    out = common_type(&out, t).ok_or_else(|| {
+                        SlothError::types(format!("CASE branches have incompatible types {out} and {t}"))
+                    })?;
+                }
+                let branches = branches
+                    .into_iter()
+                    .map(|(w, t)| Ok((w, t.cast_to(&out)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                let otherwise = otherwise.map(|o| o.cast_to(&out)).transpose()?.map(Box::new);
+                PhysicalExpr::new(Node::Case(branches, otherwise), out)
+            }
+            Expr::InList { expr, list, negated } => {
+                let e = Self::compile(expr, schema)?;
+                let mut t = e.data_type.clone();
+                let items = list.iter().map(|i| Self::compile(i, schema)).collect::<Result<Vec<_>>>()?;
+                for i in &items {
+                    t = common_type(&t, &i.data_type).ok_or_else(|| {
+                        SlothError::types(format!("IN list item of type {} does not match {t}", i.data_type))
+                    })?;
+                }
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    match item.cast_to(&t)?.node {
+                        Node::Literal(a) => values.push(a),
+                        _ => return Err(SlothError::unsupported("IN lists of non-constant expressions")),
+                    }
+                }
+                PhysicalExpr::new(Node::InList(Box::new(e.cast_to(&t)?), values, *negated), DataType::Boolean)
+            }
+            Expr::Function(func, args) => compile_function(*func, args, schema)?,
+            Expr::Agg { .. } => {
+                return Err(SlothError::plan(format!(
+                    "aggregate '{expr}' is only allowed in an aggregation (group_by().agg() or a SQL select with GROUP BY)"
+                )));
+            }
+            Expr::Wildcard => return Err(SlothError::plan("'*' is only allowed as a whole select item")),
+        })
+    }
+
+    fn expect_boolean(self, context: &str) -> Result<PhysicalExpr> {
+        match self.data_type {
+            DataType::Boolean => Ok(self),
+            DataType::Null => self.cast_to(&DataType::Boolean),
+            ref t => Err(SlothError::types(format!("{context} needs a Boolean, got {t}"))),
+        }
+    }
+
+    /// If this is a constant, its one-element array.
+    pub fn as_literal(&self) -> Option<&ArrayRef> {
+        match &self.node {
+            Node::Literal(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+fn literal(v: &ScalarValue) -> Result<PhysicalExpr> {
+    let a = v.to_array()?;
+    let t = a.data_type().clone();
+    Ok(PhysicalExpr::new(Node::Literal(a), t))
+}
+
+/// Result type of arrow's arithmetic kernel, found by running it on empty
+/// arrays: this stays exactly in step with arrow's decimal precision rules.
+fn arithmetic_type(op: Operator, l: &DataType, r: &DataType) -> Result<DataType> {
+    use arrow::compute::kernels::numeric;
+    let (a, b) = (new_empty_array(l), new_empty_array(r));
+    let out = match op {
+        Operator::Plus => numeric::add(&a, &b),
+        Operator::Minus => numeric::sub(&a, &b),
+        Operator::Multiply => numeric::mul(&a, &b),
+        Operator::Divide => numeric::div(&a, &b),
+        Operator::Modulo => numeric::rem(&a, &b),
+        _ => unreachable!("not arithmetic"),
+    };
+    out.map(|a| a.data_type().clone())
+        .map_err(|e| SlothError::types(format!("cannot compute {l} {op:?} {r}: {e}")))
+}
+
+fn is_stringish(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null)
+}
+
+fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<PhysicalExpr> {
+    use ScalarFunc::*;
+    let args = args.iter().map(|a| PhysicalExpr::compile(a, schema)).collect::<Result<Vec<_>>>()?;
+    let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
+        if n.contains(&args.len()) {
+            Ok(())
+        } else {
+            Err(SlothError::plan(format!(
+                "{}() takes {} to {} arguments, got {}",
+                func.name(),
+                n.start(),
+                n.end(),
+                args.len()
+            )))
+        }
+    };
+    let need_string = |e: &PhysicalExpr| -> Result<()> {
+        if is_stringish(&e.data_type) {
+            Ok(())
+        } else {
+            Err(SlothError::types(format!("{}() needs a string, got {}", func.name(), e.data_type)))
+        }
+    };
+    let out = match func {
+        Contains | StartsWith | EndsWith | Like | NotLike => {
+            arity(2..=2)?;
+            need_string(&args[0])?;
+            need_string(&args[1])?;
+            // Both operands in the subject's string type: arrow's kernels want equal types.
+            let t = match &args[0].data_type {
+                DataType::Null => DataType::Utf8,
+                t => t.clone(),
+            };
+            let args = args.into_iter().map(|a| a.cast_to(&t)).collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(Node::Function(func, args), DataType::Boolean));
+        }
+        Substr => {
+            arity(2..=3)?;
+            need_string(&args[0])?;
+            for a in &args[1..] {
+                if a.as_literal().is_none() || !a.data_type.is_integer() {
+                    return Err(SlothError::unsupported("substr() start and length must be integer constants"));
+                }
+            }
+            DataType::Utf8
+        }
+        Length => {
+            arity(1..=1)?;
+            need_string(&args[0])?;
+            DataType::Int64
+        }
+        Upper | Lower => {
+            arity(1..=1)?;
+            need_string(&args[0])?;
+            DataType::Utf8
+        }
+        Year | Month | Day => {
+            arity(1..=1)?;
+            if !matches!(args[0].data_type, DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)) {
+                return Err(SlothError::types(format!(
+                    "{}() needs a date or timestamp, got {}",
+                    func.name(),
+                    args[0].data_type
+                )));
+            }
+            DataType::Int32
+        }
+        Abs => {
+            arity(1..=1)?;
+            if !args[0].data_type.is_numeric() {
+                return Err(SlothError::types(format!("abs() needs a number, got {}", args[0].data_type)));
+            }
+            args[0].data_type.clone()
+        }
+        Round => {
+            arity(1..=2)?;
+            let t = &args[0].data_type;
+            if !t.is_numeric() {
+                return Err(SlothError::types(format!("round() needs a number, got {t}")));
+            }
+            if args.len() == 2 && args[1].as_literal().is_none() {
+                return Err(SlothError::unsupported("round() digits must be a constant"));
+            }
+            match t {
+                DataType::Decimal128(p, _) => {
+                    let digits = args.get(1).map(literal_i64).transpose()?.unwrap_or(0);
+                    DataType::Decimal128(*p, digits.clamp(0, 38) as i8)
+                }
+                t if t.is_integer() => t.clone(),
+                _ => DataType::Float64,
+            }
+        }
+        Coalesce => {
+            if args.is_empty() {
+                return Err(SlothError::plan("coalesce() needs at least one argument"));
+            }
+            let mut t = DataType::Null;
+            for a in &args {
+                t = common_type(&t, &a.data_type).ok_or_else(|| {
+                    SlothError::types(format!("coalesce() arguments have incompatible types {t} and {}", a.data_type))
+                })?;
+            }
+            let args = args.into_iter().map(|a| a.cast_to(&t)).collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(Node::Function(func, args), t));
+        }
+    };
+    Ok(PhysicalExpr::new(Node::Function(func, args), out))
+}
+
+/// Reads an integer constant argument.
+pub fn literal_i64(e: &PhysicalExpr) -> Result<i64> {
+    let a = e.as_literal().ok_or_else(|| SlothError::plan("expected a constant"))?;
+    let a = arrow::compute::cast(a, &DataType::Int64)?;
+    let a = arrow::array::AsArray::as_primitive::<arrow::datatypes::Int64Type>(&a);
+    if a.is_null(0) {
+        return Err(SlothError::plan("expected a non-null constant"));
+    }
+    Ok(a.value(0))
+}
+
+use arrow::array::Array;
+
+/// The output type of an aggregate over inputs of the given types.
+pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
+    let input = inputs.first();
+    let numeric = |name: &str| -> Result<&DataType> {
+        match input {
+            Some(t) if t.is_numeric() || *t == DataType::Null => Ok(t),
+            Some(t) => Err(SlothError::types(format!("{name}() needs a numeric column, got {t}"))),
+            None => Err(SlothError::plan(format!("{name}() needs an argument"))),
+        }
+    };
+    Ok(match func {
+        AggFunc::Count | AggFunc::CountStar | AggFunc::NUnique => DataType::Int64,
+        AggFunc::Sum => match numeric("sum")? {
+            DataType::Decimal128(_, s) => DataType::Decimal128(38, *s),
+            t if t.is_floating() => DataType::Float64,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => DataType::UInt64,
+            _ => DataType::Int64,
+        },
+        AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median | AggFunc::Quantile(_) => {
+            numeric(func.name())?;
+            DataType::Float64
+        }
+        AggFunc::Corr => {
+            if inputs.len() != 2 || !inputs.iter().all(|t| t.is_numeric()) {
+                return Err(SlothError::types(format!("corr() needs two numeric columns, got {inputs:?}")));
+            }
+            DataType::Float64
+        }
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
+            input.cloned().ok_or_else(|| SlothError::plan(format!("{}() needs an argument", func.name())))?
+        }
+    })
+}
+
+/// The output field of `expr` (aggregates included) over `schema`.
+pub fn expr_field(expr: &Expr, schema: &Schema) -> Result<Field> {
+    let data_type = match expr.unalias() {
+        Expr::Agg { func, args, .. } => {
+            let types = args
+                .iter()
+                .map(|a| PhysicalExpr::compile(a, schema).map(|p| p.data_type))
+                .collect::<Result<Vec<_>>>()?;
+            agg_output_type(*func, &types)?
+        }
+        e => PhysicalExpr::compile(e, schema)?.data_type,
+    };
+    Ok(Field::new(expr.output_name(), data_type, true))
+}
+
+impl fmt::Display for PhysicalExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.node {
+            Node::Column(i) => write!(f, "#{i}"),
+            Node::Literal(a) => write!(f, "{}", arrow::util::display::array_value_to_string(a, 0).unwrap_or_default()),
+            Node::Binary(l, op, r) => write!(f, "({l} {op:?} {r})"),
+            Node::Not(e) => write!(f, "NOT {e}"),
+            Node::Negative(e) => write!(f, "-{e}"),
+            Node::IsNull(e) => write!(f, "{e} IS NULL"),
+            Node::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
+            Node::Cast(e) => write!(f, "CAST({e} AS {})", self.data_type),
+            Node::Case(..) => write!(f, "CASE"),
+            Node::InList(e, l, n) => write!(f, "{e} {}IN [{} values]", if *n { "NOT " } else { "" }, l.len()),
+            Node::Function(func, args) => {
+                let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{}({})", func.name(), a.join(", "))
+            }
+        }
+    }
+}

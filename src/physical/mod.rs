@@ -1,0 +1,228 @@
+//! The physical plan: which operator runs each step, with resolved expressions.
+//!
+//! Produced by [`planner::create_physical_plan`] from an optimized logical
+//! plan. Streaming steps (filter, project) over one input are fused into a
+//! [`PhysicalPlan::Pipeline`] that runs batch by batch on all cores; breakers
+//! (aggregate, join build, sort) collect their input.
+
+pub mod expr;
+pub mod planner;
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::compute::SortOptions;
+use arrow::datatypes::{DataType, SchemaRef};
+
+use crate::expr::AggFunc;
+use crate::io::{ParquetScanMetrics, ScanSource};
+use crate::plan::JoinType;
+use expr::PhysicalExpr;
+
+/// One step of a fused pipeline.
+#[derive(Debug, Clone)]
+pub enum Stage {
+    /// Keep rows where the predicate holds.
+    Filter(PhysicalExpr),
+    /// Compute new columns.
+    Project(Vec<PhysicalExpr>, SchemaRef),
+}
+
+/// An aggregate function call with compiled arguments.
+#[derive(Debug, Clone)]
+pub struct AggregateExpr {
+    /// The function.
+    pub func: AggFunc,
+    /// Compiled arguments.
+    pub args: Vec<PhysicalExpr>,
+    /// `DISTINCT`.
+    pub distinct: bool,
+    /// Output type.
+    pub data_type: DataType,
+}
+
+/// Which input of a hash join the hash table is built on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildSide {
+    /// Build on the left input, probe with the right.
+    Left,
+    /// Build on the right input, probe with the left.
+    Right,
+    /// Decide at run time: build on the input with fewer rows.
+    Smaller,
+}
+
+/// A node of the physical plan.
+#[derive(Debug, Clone)]
+pub enum PhysicalPlan {
+    /// Read a source.
+    Scan {
+        /// The source.
+        source: ScanSource,
+        /// Columns to read.
+        projection: Option<Vec<usize>>,
+        /// Filters over the projected schema (applied, and used for pruning).
+        filters: Vec<PhysicalExpr>,
+        /// Output schema.
+        schema: SchemaRef,
+        /// Row-group pruning counters.
+        metrics: Arc<ParquetScanMetrics>,
+    },
+    /// Fused filter/project stages applied per batch.
+    Pipeline {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Stages in order.
+        stages: Vec<Stage>,
+        /// Output schema.
+        schema: SchemaRef,
+    },
+    /// Hash aggregation (also `DISTINCT`, with no aggregates).
+    HashAggregate {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Group keys.
+        keys: Vec<PhysicalExpr>,
+        /// Aggregates.
+        aggs: Vec<AggregateExpr>,
+        /// Output schema.
+        schema: SchemaRef,
+    },
+    /// Hash equi-join.
+    HashJoin {
+        /// Left input.
+        left: Box<PhysicalPlan>,
+        /// Right input.
+        right: Box<PhysicalPlan>,
+        /// Left keys (coerced to the common key types).
+        left_keys: Vec<PhysicalExpr>,
+        /// Right keys.
+        right_keys: Vec<PhysicalExpr>,
+        /// Join kind.
+        how: JoinType,
+        /// Which side the hash table is built on.
+        build_side: BuildSide,
+        /// Output schema.
+        schema: SchemaRef,
+    },
+    /// Cartesian product.
+    CrossJoin {
+        /// Left input.
+        left: Box<PhysicalPlan>,
+        /// Right input.
+        right: Box<PhysicalPlan>,
+        /// Output schema.
+        schema: SchemaRef,
+    },
+    /// Sort, or top-k when `limit` is set.
+    Sort {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Keys and their order.
+        keys: Vec<(PhysicalExpr, SortOptions)>,
+        /// Keep only the first rows.
+        limit: Option<usize>,
+    },
+    /// Rows `offset..offset+len`.
+    Slice {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Rows skipped.
+        offset: usize,
+        /// Rows kept.
+        len: Option<usize>,
+    },
+    /// Concatenation.
+    Union {
+        /// Inputs.
+        inputs: Vec<PhysicalPlan>,
+        /// Output schema (inputs are cast to it).
+        schema: SchemaRef,
+    },
+}
+
+impl PhysicalPlan {
+    /// Output schema.
+    pub fn schema(&self) -> SchemaRef {
+        match self {
+            PhysicalPlan::Scan { schema, .. }
+            | PhysicalPlan::Pipeline { schema, .. }
+            | PhysicalPlan::HashAggregate { schema, .. }
+            | PhysicalPlan::HashJoin { schema, .. }
+            | PhysicalPlan::CrossJoin { schema, .. }
+            | PhysicalPlan::Union { schema, .. } => schema.clone(),
+            PhysicalPlan::Sort { input, .. } | PhysicalPlan::Slice { input, .. } => input.schema(),
+        }
+    }
+
+    /// Direct inputs.
+    pub fn children(&self) -> Vec<&PhysicalPlan> {
+        match self {
+            PhysicalPlan::Scan { .. } => vec![],
+            PhysicalPlan::Pipeline { input, .. }
+            | PhysicalPlan::HashAggregate { input, .. }
+            | PhysicalPlan::Sort { input, .. }
+            | PhysicalPlan::Slice { input, .. } => vec![input],
+            PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::CrossJoin { left, right, .. } => {
+                vec![left, right]
+            }
+            PhysicalPlan::Union { inputs, .. } => inputs.iter().collect(),
+        }
+    }
+
+    /// One-line description of this node (without children).
+    pub fn describe(&self) -> String {
+        let list = |e: &[PhysicalExpr]| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+        match self {
+            PhysicalPlan::Scan { source, filters, schema, .. } => {
+                let cols: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                let mut s = format!("Scan {source} columns=[{}]", cols.join(", "));
+                if !filters.is_empty() {
+                    s.push_str(&format!(" filters=[{}]", list(filters)));
+                }
+                s
+            }
+            PhysicalPlan::Pipeline { stages, .. } => {
+                let parts: Vec<String> = stages
+                    .iter()
+                    .map(|s| match s {
+                        Stage::Filter(p) => format!("filter {p}"),
+                        Stage::Project(e, _) => format!("project [{}]", list(e)),
+                    })
+                    .collect();
+                format!("Pipeline {}", parts.join(" -> "))
+            }
+            PhysicalPlan::HashAggregate { keys, aggs, .. } => {
+                let a: Vec<String> =
+                    aggs.iter().map(|a| format!("{}({})", a.func.name(), list(&a.args))).collect();
+                format!("HashAggregate keys=[{}] aggs=[{}]", list(keys), a.join(", "))
+            }
+            PhysicalPlan::HashJoin { left_keys, right_keys, how, build_side, .. } => {
+                format!("HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}", list(left_keys), list(right_keys))
+            }
+            PhysicalPlan::CrossJoin { .. } => "CrossJoin".to_string(),
+            PhysicalPlan::Sort { keys, limit, .. } => {
+                let k: Vec<String> = keys
+                    .iter()
+                    .map(|(e, o)| format!("{e} {}", if o.descending { "DESC" } else { "ASC" }))
+                    .collect();
+                match limit {
+                    Some(n) => format!("TopK k={n} [{}]", k.join(", ")),
+                    None => format!("Sort [{}]", k.join(", ")),
+                }
+            }
+            PhysicalPlan::Slice { offset, len, .. } => format!("Slice offset={offset} len={len:?}"),
+            PhysicalPlan::Union { inputs, .. } => format!("Union ({} inputs)", inputs.len()),
+        }
+    }
+}
+
+impl fmt::Display for PhysicalPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn go(p: &PhysicalPlan, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {
+            writeln!(f, "{:indent$}{}", "", p.describe(), indent = depth * 2)?;
+            p.children().into_iter().try_for_each(|c| go(c, f, depth + 1))
+        }
+        go(self, f, 0)
+    }
+}

@@ -1,0 +1,146 @@
+//! Logical → physical: resolves expressions, fuses streaming steps into
+//! pipelines, turns `sort + slice` into top-k, and picks join build sides.
+
+use std::sync::Arc;
+
+use arrow::compute::SortOptions;
+
+use super::expr::{PhysicalExpr, agg_output_type};
+use super::{AggregateExpr, BuildSide, PhysicalPlan, Stage};
+use crate::error::{Result, SlothError};
+use crate::expr::{Expr, common_type};
+use crate::plan::{JoinType, LogicalPlan};
+
+/// Plans `plan` for execution.
+pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
+    let schema = plan.schema()?;
+    Ok(match plan {
+        LogicalPlan::Scan(scan) => {
+            let filters = scan.filters.iter().map(|f| PhysicalExpr::compile(f, &schema)).collect::<Result<_>>()?;
+            PhysicalPlan::Scan {
+                source: scan.source.clone(),
+                projection: scan.projection.clone(),
+                filters,
+                schema,
+                metrics: Default::default(),
+            }
+        }
+        LogicalPlan::Filter { input, predicate } => {
+            let child = create_physical_plan(input)?;
+            let p = PhysicalExpr::compile(predicate, &*input.schema()?)?;
+            push_stage(child, Stage::Filter(p), schema)
+        }
+        LogicalPlan::Project { input, exprs } => {
+            let child = create_physical_plan(input)?;
+            let in_schema = input.schema()?;
+            let exprs = exprs.iter().map(|e| PhysicalExpr::compile(e, &in_schema)).collect::<Result<_>>()?;
+            push_stage(child, Stage::Project(exprs, schema.clone()), schema)
+        }
+        LogicalPlan::Aggregate { input, keys, aggs } => {
+            let in_schema = input.schema()?;
+            let keys = keys.iter().map(|k| PhysicalExpr::compile(k, &in_schema)).collect::<Result<_>>()?;
+            let aggs = aggs
+                .iter()
+                .map(|a| match a.unalias() {
+                    Expr::Agg { func, args, distinct } => {
+                        let args =
+                            args.iter().map(|e| PhysicalExpr::compile(e, &in_schema)).collect::<Result<Vec<_>>>()?;
+                        let types: Vec<_> = args.iter().map(|a| a.data_type.clone()).collect();
+                        Ok(AggregateExpr { func: *func, data_type: agg_output_type(*func, &types)?, args, distinct: *distinct })
+                    }
+                    other => Err(SlothError::plan(format!("'{other}' is not an aggregate"))),
+                })
+                .collect::<Result<_>>()?;
+            PhysicalPlan::HashAggregate { input: Box::new(create_physical_plan(input)?), keys, aggs, schema }
+        }
+        LogicalPlan::Distinct { input } => {
+            let keys = (0..schema.fields().len())
+                .map(|i| PhysicalExpr::compile(&Expr::Column(schema.field(i).name().clone()), &schema))
+                .collect::<Result<_>>()?;
+            PhysicalPlan::HashAggregate { input: Box::new(create_physical_plan(input)?), keys, aggs: vec![], schema }
+        }
+        LogicalPlan::Join { left, right, how: JoinType::Cross, .. } => PhysicalPlan::CrossJoin {
+            left: Box::new(create_physical_plan(left)?),
+            right: Box::new(create_physical_plan(right)?),
+            schema,
+        },
+        LogicalPlan::Join { left, right, left_on, right_on, how } => {
+            let (ls, rs) = (left.schema()?, right.schema()?);
+            let mut left_keys = Vec::new();
+            let mut right_keys = Vec::new();
+            for (l, r) in left_on.iter().zip(right_on) {
+                let l = PhysicalExpr::compile(l, &ls)?;
+                let r = PhysicalExpr::compile(r, &rs)?;
+                let t = common_type(&l.data_type, &r.data_type).ok_or_else(|| {
+                    SlothError::types(format!("join keys of types {} and {} cannot be compared", l.data_type, r.data_type))
+                })?;
+                left_keys.push(l.cast_to(&t)?);
+                right_keys.push(r.cast_to(&t)?);
+            }
+            PhysicalPlan::HashJoin {
+                left: Box::new(create_physical_plan(left)?),
+                right: Box::new(create_physical_plan(right)?),
+                left_keys,
+                right_keys,
+                how: *how,
+                build_side: BuildSide::Smaller,
+                schema,
+            }
+        }
+        LogicalPlan::Sort { input, by } => sort(input, by, None)?,
+        LogicalPlan::Slice { input, offset, len } => {
+            let child = match (input.as_ref(), len) {
+                // sort + slice = top-k: keep only offset + len rows while sorting.
+                (LogicalPlan::Sort { input: sort_input, by }, Some(n)) => sort(sort_input, by, Some(offset + n))?,
+                _ => create_physical_plan(input)?,
+            };
+            PhysicalPlan::Slice { input: Box::new(child), offset: *offset, len: *len }
+        }
+        LogicalPlan::Union { inputs } => PhysicalPlan::Union {
+            inputs: inputs.iter().map(|i| create_physical_plan(i)).collect::<Result<_>>()?,
+            schema: union_schema(inputs)?,
+        },
+    })
+}
+
+fn sort(input: &Arc<LogicalPlan>, by: &[crate::plan::SortKey], limit: Option<usize>) -> Result<PhysicalPlan> {
+    let in_schema = input.schema()?;
+    let keys = by
+        .iter()
+        .map(|k| {
+            let e = PhysicalExpr::compile(&k.expr, &in_schema)?;
+            Ok((e, SortOptions { descending: k.descending, nulls_first: !k.nulls_last }))
+        })
+        .collect::<Result<_>>()?;
+    Ok(PhysicalPlan::Sort { input: Box::new(create_physical_plan(input)?), keys, limit })
+}
+
+/// Union output types: the common type of each column across inputs.
+fn union_schema(inputs: &[Arc<LogicalPlan>]) -> Result<arrow::datatypes::SchemaRef> {
+    let first = inputs[0].schema()?;
+    let mut fields: Vec<arrow::datatypes::Field> = first.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for other in &inputs[1..] {
+        let s = other.schema()?;
+        if s.fields().len() != fields.len() {
+            return Err(SlothError::plan(format!("union inputs have {} and {} columns", fields.len(), s.fields().len())));
+        }
+        for (f, g) in fields.iter_mut().zip(s.fields()) {
+            let t = common_type(f.data_type(), g.data_type()).ok_or_else(|| {
+                SlothError::types(format!("union column '{}' is {} in one input and {} in another", f.name(), f.data_type(), g.data_type()))
+            })?;
+            *f = f.clone().with_data_type(t);
+        }
+    }
+    Ok(Arc::new(arrow::datatypes::Schema::new(fields)))
+}
+
+/// Appends a stage to the child's pipeline, or starts a new pipeline.
+fn push_stage(child: PhysicalPlan, stage: Stage, schema: arrow::datatypes::SchemaRef) -> PhysicalPlan {
+    match child {
+        PhysicalPlan::Pipeline { input, mut stages, .. } => {
+            stages.push(stage);
+            PhysicalPlan::Pipeline { input, stages, schema }
+        }
+        other => PhysicalPlan::Pipeline { input: Box::new(other), stages: vec![stage], schema },
+    }
+}

@@ -1,0 +1,323 @@
+//! The logical plan: what to compute, not how.
+//!
+//! Both front ends (the [`crate::LazyFrame`] API and SQL) build these nodes;
+//! the optimizer rewrites them; the physical planner turns them into
+//! operators. Column names are resolved against [`LogicalPlan::schema`].
+
+mod display;
+
+use std::sync::Arc;
+
+use arrow::datatypes::{Field, Schema, SchemaRef};
+
+use crate::error::{Result, SlothError};
+use crate::expr::Expr;
+use crate::io::ScanSource;
+use crate::physical::expr::expr_field;
+
+/// Join kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinType {
+    /// Matching pairs only.
+    Inner,
+    /// Every left row; right columns null where nothing matched.
+    Left,
+    /// Every right row; left columns null where nothing matched.
+    Right,
+    /// Every row of both sides.
+    Full,
+    /// Left rows that have a match (left columns only).
+    Semi,
+    /// Left rows that have no match (left columns only).
+    Anti,
+    /// Every pair (no keys).
+    Cross,
+}
+
+impl JoinType {
+    /// True if the output holds the right side's columns.
+    pub fn outputs_right(self) -> bool {
+        !matches!(self, JoinType::Semi | JoinType::Anti)
+    }
+}
+
+/// One key of a sort.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    /// The expression to order by.
+    pub expr: Expr,
+    /// Largest first.
+    pub descending: bool,
+    /// Nulls after non-null values.
+    pub nulls_last: bool,
+}
+
+/// A table read, with what the optimizer pushed into it.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    /// Where the rows come from.
+    pub source: ScanSource,
+    /// Indices of the source columns to read (all when `None`).
+    pub projection: Option<Vec<usize>>,
+    /// Conjuncts the reader applies (and uses to skip row groups).
+    pub filters: Vec<Expr>,
+}
+
+impl Scan {
+    /// The schema of the rows the scan produces.
+    pub fn schema(&self) -> SchemaRef {
+        let full = self.source.schema();
+        match &self.projection {
+            Some(p) => Arc::new(full.project(p).expect("projection indices come from the schema")),
+            None => full,
+        }
+    }
+}
+
+/// A node of the logical plan.
+#[derive(Debug, Clone)]
+pub enum LogicalPlan {
+    /// Read a table.
+    Scan(Scan),
+    /// Keep rows where the predicate is true.
+    Filter {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// A Boolean expression.
+        predicate: Expr,
+    },
+    /// Compute a list of expressions per row.
+    Project {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// The output columns.
+        exprs: Vec<Expr>,
+    },
+    /// Group by keys and compute aggregates.
+    Aggregate {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// Grouping expressions (none: one global group).
+        keys: Vec<Expr>,
+        /// Aggregate expressions, each an (aliased) [`Expr::Agg`].
+        aggs: Vec<Expr>,
+    },
+    /// Equi-join (or cross join when the key lists are empty).
+    Join {
+        /// Left input.
+        left: Arc<LogicalPlan>,
+        /// Right input.
+        right: Arc<LogicalPlan>,
+        /// Left key expressions.
+        left_on: Vec<Expr>,
+        /// Right key expressions, pairwise equal to `left_on`.
+        right_on: Vec<Expr>,
+        /// Join kind.
+        how: JoinType,
+    },
+    /// Order rows.
+    Sort {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// The keys, most significant first.
+        by: Vec<SortKey>,
+    },
+    /// Rows `offset..offset+len`.
+    Slice {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// Rows to skip.
+        offset: usize,
+        /// Rows to keep (all when `None`).
+        len: Option<usize>,
+    },
+    /// Remove duplicate rows.
+    Distinct {
+        /// Input.
+        input: Arc<LogicalPlan>,
+    },
+    /// Concatenate inputs with the same schema (`UNION ALL`).
+    Union {
+        /// The inputs.
+        inputs: Vec<Arc<LogicalPlan>>,
+    },
+}
+
+/// The suffix given to a right-side column whose name the left side has.
+pub const RIGHT_SUFFIX: &str = "_right";
+
+fn nullable(f: &Field) -> Field {
+    f.clone().with_nullable(true)
+}
+
+impl LogicalPlan {
+    /// The schema of this node's output.
+    pub fn schema(&self) -> Result<SchemaRef> {
+        Ok(match self {
+            LogicalPlan::Scan(scan) => scan.schema(),
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Slice { input, .. }
+            | LogicalPlan::Distinct { input } => input.schema()?,
+            LogicalPlan::Project { input, exprs } => {
+                let input = input.schema()?;
+                let fields = exprs.iter().map(|e| expr_field(e, &input)).collect::<Result<Vec<_>>>()?;
+                check_unique(&fields)?;
+                Arc::new(Schema::new(fields))
+            }
+            LogicalPlan::Aggregate { input, keys, aggs } => {
+                let input = input.schema()?;
+                let fields = keys.iter().chain(aggs).map(|e| expr_field(e, &input)).collect::<Result<Vec<_>>>()?;
+                check_unique(&fields)?;
+                Arc::new(Schema::new(fields))
+            }
+            LogicalPlan::Join { left, right, how, .. } => {
+                join_schema(&*left.schema()?, &*right.schema()?, *how)
+            }
+            LogicalPlan::Union { inputs } => {
+                let first = inputs.first().ok_or_else(|| SlothError::plan("union of no inputs"))?.schema()?;
+                Arc::new(Schema::new(first.fields().iter().map(|f| nullable(f)).collect::<Vec<_>>()))
+            }
+        })
+    }
+
+    /// The direct inputs of this node.
+    pub fn inputs(&self) -> Vec<&Arc<LogicalPlan>> {
+        match self {
+            LogicalPlan::Scan(_) => vec![],
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::Aggregate { input, .. }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Slice { input, .. }
+            | LogicalPlan::Distinct { input } => vec![input],
+            LogicalPlan::Join { left, right, .. } => vec![left, right],
+            LogicalPlan::Union { inputs } => inputs.iter().collect(),
+        }
+    }
+
+    /// The same node over new inputs (in the order of [`Self::inputs`]).
+    pub fn with_inputs(&self, mut new: Vec<Arc<LogicalPlan>>) -> LogicalPlan {
+        let mut next = || new.remove(0);
+        match self {
+            LogicalPlan::Scan(s) => LogicalPlan::Scan(s.clone()),
+            LogicalPlan::Filter { predicate, .. } => LogicalPlan::Filter { input: next(), predicate: predicate.clone() },
+            LogicalPlan::Project { exprs, .. } => LogicalPlan::Project { input: next(), exprs: exprs.clone() },
+            LogicalPlan::Aggregate { keys, aggs, .. } => {
+                LogicalPlan::Aggregate { input: next(), keys: keys.clone(), aggs: aggs.clone() }
+            }
+            LogicalPlan::Sort { by, .. } => LogicalPlan::Sort { input: next(), by: by.clone() },
+            LogicalPlan::Slice { offset, len, .. } => LogicalPlan::Slice { input: next(), offset: *offset, len: *len },
+            LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { input: next() },
+            LogicalPlan::Join { left_on, right_on, how, .. } => {
+                let left = next();
+                let right = next();
+                LogicalPlan::Join { left, right, left_on: left_on.clone(), right_on: right_on.clone(), how: *how }
+            }
+            LogicalPlan::Union { .. } => LogicalPlan::Union { inputs: new },
+        }
+    }
+
+    /// Rewrites the tree bottom-up with `f`.
+    pub fn transform_up(&self, f: &mut impl FnMut(LogicalPlan) -> Result<LogicalPlan>) -> Result<LogicalPlan> {
+        let inputs = self
+            .inputs()
+            .into_iter()
+            .map(|i| i.transform_up(f).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
+        f(self.with_inputs(inputs))
+    }
+
+    /// Checks that every expression resolves; used by front ends to fail
+    /// early with a clear error instead of at `collect()`.
+    pub fn validate(&self) -> Result<()> {
+        for i in self.inputs() {
+            i.validate()?;
+        }
+        self.schema()?;
+        match self {
+            LogicalPlan::Filter { input, predicate } => {
+                let f = expr_field(predicate, &*input.schema()?)?;
+                if !matches!(f.data_type(), arrow::datatypes::DataType::Boolean | arrow::datatypes::DataType::Null) {
+                    return Err(SlothError::types(format!("filter predicate {predicate} is {}, not Boolean", f.data_type())));
+                }
+            }
+            LogicalPlan::Sort { input, by } => {
+                let s = input.schema()?;
+                for k in by {
+                    expr_field(&k.expr, &s)?;
+                }
+            }
+            LogicalPlan::Join { left, right, left_on, right_on, .. } => {
+                if left_on.len() != right_on.len() {
+                    return Err(SlothError::plan(format!(
+                        "join has {} left keys but {} right keys",
+                        left_on.len(),
+                        right_on.len()
+                    )));
+                }
+                let (ls, rs) = (left.schema()?, right.schema()?);
+                for (l, r) in left_on.iter().zip(right_on) {
+                    let lt = expr_field(l, &ls)?.data_type().clone();
+                    let rt = expr_field(r, &rs)?.data_type().clone();
+                    if crate::expr::common_type(&lt, &rt).is_none() {
+                        return Err(SlothError::types(format!("join keys {l} ({lt}) and {r} ({rt}) cannot be compared")));
+                    }
+                }
+            }
+            LogicalPlan::Union { inputs } => {
+                let first = inputs[0].schema()?;
+                for other in &inputs[1..] {
+                    let s = other.schema()?;
+                    if s.fields().len() != first.fields().len() {
+                        return Err(SlothError::plan(format!(
+                            "union inputs have {} and {} columns",
+                            first.fields().len(),
+                            s.fields().len()
+                        )));
+                    }
+                    for (a, b) in first.fields().iter().zip(s.fields()) {
+                        if a.data_type() != b.data_type() && crate::expr::common_type(a.data_type(), b.data_type()).is_none() {
+                            return Err(SlothError::types(format!(
+                                "union column '{}' is {} in one input and {} in another",
+                                a.name(),
+                                a.data_type(),
+                                b.data_type()
+                            )));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn check_unique(fields: &[Field]) -> Result<()> {
+    for (i, f) in fields.iter().enumerate() {
+        if fields[..i].iter().any(|g| g.name() == f.name()) {
+            return Err(SlothError::plan(format!(
+                "duplicate output column '{}'; use alias() (or AS) to rename one",
+                f.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Output schema of a join: left columns, then right columns (nullable where
+/// the join can produce nulls), right names that clash get [`RIGHT_SUFFIX`].
+pub fn join_schema(left: &Schema, right: &Schema, how: JoinType) -> SchemaRef {
+    let mut fields: Vec<Field> = left.fields().iter().map(|f| nullable(f)).collect();
+    if how.outputs_right() {
+        for f in right.fields() {
+            let mut name = f.name().clone();
+            while fields.iter().any(|g| g.name() == &name) {
+                name.push_str(RIGHT_SUFFIX);
+            }
+            fields.push(nullable(f).with_name(name));
+        }
+    }
+    Arc::new(Schema::new(fields))
+}
