@@ -98,7 +98,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
         }
         LogicalPlan::Union { inputs } => PhysicalPlan::Union {
             inputs: inputs.iter().map(|i| create_physical_plan(i)).collect::<Result<_>>()?,
-            schema: union_schema(inputs)?,
+            schema,
         },
     })
 }
@@ -113,25 +113,6 @@ fn sort(input: &Arc<LogicalPlan>, by: &[crate::plan::SortKey], limit: Option<usi
         })
         .collect::<Result<_>>()?;
     Ok(PhysicalPlan::Sort { input: Box::new(create_physical_plan(input)?), keys, limit })
-}
-
-/// Union output types: the common type of each column across inputs.
-fn union_schema(inputs: &[Arc<LogicalPlan>]) -> Result<arrow::datatypes::SchemaRef> {
-    let first = inputs[0].schema()?;
-    let mut fields: Vec<arrow::datatypes::Field> = first.fields().iter().map(|f| f.as_ref().clone()).collect();
-    for other in &inputs[1..] {
-        let s = other.schema()?;
-        if s.fields().len() != fields.len() {
-            return Err(SlothError::plan(format!("union inputs have {} and {} columns", fields.len(), s.fields().len())));
-        }
-        for (f, g) in fields.iter_mut().zip(s.fields()) {
-            let t = common_type(f.data_type(), g.data_type()).ok_or_else(|| {
-                SlothError::types(format!("union column '{}' is {} in one input and {} in another", f.name(), f.data_type(), g.data_type()))
-            })?;
-            *f = f.clone().with_data_type(t);
-        }
-    }
-    Ok(Arc::new(arrow::datatypes::Schema::new(fields)))
 }
 
 /// Appends a stage to the child's pipeline, or starts a new pipeline.

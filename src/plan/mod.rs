@@ -174,10 +174,7 @@ impl LogicalPlan {
             LogicalPlan::Join { left, right, how, .. } => {
                 join_schema(&*left.schema()?, &*right.schema()?, *how)
             }
-            LogicalPlan::Union { inputs } => {
-                let first = inputs.first().ok_or_else(|| SlothError::plan("union of no inputs"))?.schema()?;
-                Arc::new(Schema::new(first.fields().iter().map(|f| nullable(f)).collect::<Vec<_>>()))
-            }
+            LogicalPlan::Union { inputs } => union_schema(inputs)?,
         })
     }
 
@@ -265,29 +262,6 @@ impl LogicalPlan {
                     }
                 }
             }
-            LogicalPlan::Union { inputs } => {
-                let first = inputs[0].schema()?;
-                for other in &inputs[1..] {
-                    let s = other.schema()?;
-                    if s.fields().len() != first.fields().len() {
-                        return Err(SlothError::plan(format!(
-                            "union inputs have {} and {} columns",
-                            first.fields().len(),
-                            s.fields().len()
-                        )));
-                    }
-                    for (a, b) in first.fields().iter().zip(s.fields()) {
-                        if a.data_type() != b.data_type() && crate::expr::common_type(a.data_type(), b.data_type()).is_none() {
-                            return Err(SlothError::types(format!(
-                                "union column '{}' is {} in one input and {} in another",
-                                a.name(),
-                                a.data_type(),
-                                b.data_type()
-                            )));
-                        }
-                    }
-                }
-            }
             _ => {}
         }
         Ok(())
@@ -320,4 +294,29 @@ pub fn join_schema(left: &Schema, right: &Schema, how: JoinType) -> SchemaRef {
         }
     }
     Arc::new(Schema::new(fields))
+}
+
+/// Union output: the first input's names, each column in the common type of
+/// that column across all inputs.
+fn union_schema(inputs: &[Arc<LogicalPlan>]) -> Result<SchemaRef> {
+    let first = inputs.first().ok_or_else(|| SlothError::plan("union of no inputs"))?.schema()?;
+    let mut fields: Vec<Field> = first.fields().iter().map(|f| nullable(f)).collect();
+    for other in &inputs[1..] {
+        let s = other.schema()?;
+        if s.fields().len() != fields.len() {
+            return Err(SlothError::plan(format!("union inputs have {} and {} columns", fields.len(), s.fields().len())));
+        }
+        for (f, g) in fields.iter_mut().zip(s.fields()) {
+            let t = crate::expr::common_type(f.data_type(), g.data_type()).ok_or_else(|| {
+                SlothError::types(format!(
+                    "union column '{}' is {} in one input and {} in another",
+                    f.name(),
+                    f.data_type(),
+                    g.data_type()
+                ))
+            })?;
+            *f = f.clone().with_data_type(t);
+        }
+    }
+    Ok(Arc::new(Schema::new(fields)))
 }

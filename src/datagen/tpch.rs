@@ -1,0 +1,73 @@
+//! TPC-H tables via `tpchgen-arrow`, generated in parallel parts.
+
+use std::path::Path;
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use rayon::prelude::*;
+use tpchgen::generators::*;
+use tpchgen_arrow::*;
+
+use crate::error::{Result, SlothError};
+use crate::io::BATCH_SIZE;
+
+/// The eight TPC-H tables.
+pub const TPCH_TABLES: [&str; 8] = ["nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem"];
+
+fn part_count(table: &str, sf: f64) -> i32 {
+    match table {
+        "nation" | "region" => 1,
+        _ => ((sf * 8.0).ceil() as i32).clamp(1, 64),
+    }
+}
+
+fn generate_part(table: &str, sf: f64, part: i32, parts: i32) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    macro_rules! gen_table {
+        ($arrow:ident, $gen:ident) => {{
+            let it = $arrow::new($gen::new(sf, part, parts)).with_batch_size(BATCH_SIZE);
+            ($arrow::schema_ref(), it.collect::<Result<Vec<_>, _>>()?)
+        }};
+    }
+    Ok(match table {
+        "nation" => gen_table!(NationArrow, NationGenerator),
+        "region" => gen_table!(RegionArrow, RegionGenerator),
+        "part" => gen_table!(PartArrow, PartGenerator),
+        "supplier" => gen_table!(SupplierArrow, SupplierGenerator),
+        "partsupp" => gen_table!(PartSuppArrow, PartSuppGenerator),
+        "customer" => gen_table!(CustomerArrow, CustomerGenerator),
+        "orders" => gen_table!(OrderArrow, OrderGenerator),
+        "lineitem" => gen_table!(LineItemArrow, LineItemGenerator),
+        other => {
+            return Err(SlothError::plan(format!("unknown TPC-H table '{other}'; tables: {}", TPCH_TABLES.join(", "))));
+        }
+    })
+}
+
+/// One TPC-H table at scale factor `sf`, in memory.
+pub fn tpch_table(table: &str, sf: f64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    if !(sf > 0.0) {
+        return Err(SlothError::plan(format!("scale factor must be positive, got {sf}")));
+    }
+    let parts = part_count(table, sf);
+    let pieces: Vec<(SchemaRef, Vec<RecordBatch>)> =
+        (1..=parts).into_par_iter().map(|p| generate_part(table, sf, p, parts)).collect::<Result<_>>()?;
+    let schema = pieces[0].0.clone();
+    Ok((schema, pieces.into_iter().flat_map(|(_, b)| b).collect()))
+}
+
+/// Writes all eight tables as `<out>/<table>.parquet` (or `.csv`), calling
+/// `progress(table)` after each.
+pub fn write_tpch(sf: f64, out: &Path, format: &str, mut progress: impl FnMut(&str)) -> Result<()> {
+    std::fs::create_dir_all(out)?;
+    for table in TPCH_TABLES {
+        let (schema, batches) = tpch_table(table, sf)?;
+        let path = out.join(format!("{table}.{format}"));
+        match format {
+            "parquet" => crate::io::write_parquet(&path, &schema, &batches)?,
+            "csv" => crate::io::write_csv(&path, &schema, &batches)?,
+            other => return Err(SlothError::unsupported(format!("output format '{other}' (use parquet or csv)"))),
+        }
+        progress(table);
+    }
+    Ok(())
+}

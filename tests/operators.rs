@@ -1,0 +1,286 @@
+//! Every operator family on a small table with nulls, in several batches.
+//! Expected values are worked out by hand from `common::people()`.
+
+mod common;
+
+use arrow::datatypes::DataType;
+use common::*;
+use sloth::expr::{ScalarValue, date};
+use sloth::prelude::*;
+
+fn p() -> LazyFrame {
+    frame(people())
+}
+
+#[test]
+fn filter_with_three_valued_logic() {
+    // x > 15 is null for row 3 (x null) and so drops it.
+    let r = rows(&p().filter(col("x").gt(lit(15))).select([col("k"), col("x")]));
+    assert_eq!(r, vec!["b|20", "null|40", "b|50", "c|60"]);
+    // b OR x > 45: row 3 (b null, x null) is null -> dropped; row 5 (false OR true) kept.
+    let r = rows(&p().filter(col("b").or(col("x").gt(lit(45)))).select([col("x")]));
+    assert_eq!(r, vec!["10", "40", "50", "60"]);
+    // NOT b keeps only false rows.
+    let r = rows(&p().filter(col("b").not()).select([col("x")]));
+    assert_eq!(r, vec!["20", "50"]);
+}
+
+#[test]
+fn filter_on_every_type() {
+    assert_eq!(rows(&p().filter(col("k").eq(lit("a"))).select([col("x")])), vec!["10", "null"]);
+    assert_eq!(rows(&p().filter(col("f").lt_eq(lit(1.5))).select([col("x")])), vec!["10", "60"]);
+    assert_eq!(rows(&p().filter(col("d").gt_eq(lit(date("1971-01-01")))).select([col("x")])), vec!["50", "60"]);
+    // Decimal compared with an integer: exact.
+    assert_eq!(rows(&p().filter(col("m").gt(lit(20))).select([col("x")])), vec!["20", "60"]);
+    assert_eq!(rows(&p().filter(col("g").is_null()).select([col("x")])), vec!["50"]);
+    assert_eq!(rows(&p().filter(col("k").is_not_null().and(col("g").eq(lit(2)))).select([col("x")])), vec!["20"]);
+}
+
+#[test]
+fn empty_input_and_filter_to_nothing() {
+    let r = rows(&p().filter(col("x").gt(lit(1000))));
+    assert!(r.is_empty());
+    let agg = rows(&p().filter(col("x").gt(lit(1000))).agg([count_star(), col("x").sum().alias("s")]));
+    assert_eq!(agg, vec!["0|null"]);
+    let grouped = rows(&p().filter(col("x").gt(lit(1000))).group_by([col("k")]).agg([count_star()]));
+    assert!(grouped.is_empty());
+}
+
+#[test]
+fn arithmetic_and_decimals_are_exact() {
+    let lf = p().select([(col("m") * lit(3)).alias("m3"), (col("x") + col("g")).alias("xg"), (col("f") / lit(2.0)).alias("half")]);
+    assert_eq!(column_type(&lf, "m3"), DataType::Decimal128(30, 2));
+    assert_eq!(
+        rows(&lf),
+        vec!["31.50|11|0.75", "60.75|22|null", "-9.00|null|1.25", "0.03|42|2.0", "null|null|2.5", "2999.97|63|-0.5"]
+    );
+    // Arrow's decimal rules: p1 + p2 + 1 digits for a product.
+    // Decimal subtraction of a literal keeps exactness: 1 - m.
+    let lf = p().select([(lit(1) - col("m")).alias("r")]).limit(2);
+    assert_eq!(rows(&lf), vec!["-9.50", "-19.25"]);
+}
+
+#[test]
+fn with_columns_replaces_and_appends() {
+    let lf = p().with_columns([(col("x") * lit(2)).alias("x"), col("g").cast(DataType::Float64).alias("gf")]).limit(1);
+    let s = lf.schema().unwrap();
+    assert_eq!(s.fields().len(), 8);
+    assert_eq!(rows(&lf.select([col("x"), col("gf")])), vec!["20|1.0"]);
+}
+
+#[test]
+fn when_then_otherwise_and_is_in_between() {
+    let lf = p().select([
+        when(col("x").lt(lit(30))).then(lit("low")).when(col("x").lt(lit(55))).then(lit("mid")).otherwise(lit("high")).alias("band"),
+        col("g").is_in([lit(1), lit(3)]).alias("in13"),
+        col("x").between(lit(20), lit(50)).alias("btw"),
+    ]);
+    assert_eq!(
+        rows(&lf),
+        vec!["low|true|false", "low|false|true", "high|true|null", "mid|false|true", "mid|null|true", "high|true|false"]
+    );
+}
+
+#[test]
+fn string_and_date_functions() {
+    let lf = p().filter(col("k").is_not_null()).select([
+        col("k").to_uppercase().alias("u"),
+        col("d").year().alias("y"),
+        col("d").month().alias("mo"),
+        col("d").day().alias("dd"),
+    ]);
+    assert_eq!(rows(&lf), vec!["A|1970|1|1", "B|1970|2|1", "A|1970|3|1", "B|1971|1|1", "C|1997|5|19"]);
+    // date + interval
+    let iv = ScalarValue::Interval { months: 1, days: 2, nanos: 0 };
+    let lf = p().select([(col("d") + lit(iv)).alias("d2")]).limit(2);
+    assert_eq!(rows(&lf), vec!["1970-02-03", "1970-03-03"]);
+}
+
+#[test]
+fn group_by_all_aggregates_with_null_keys() {
+    let lf = p()
+        .group_by([col("k")])
+        .agg([
+            count_star().alias("n"),
+            col("x").count().alias("cx"),
+            col("x").sum().alias("sx"),
+            col("x").min().alias("mn"),
+            col("x").max().alias("mx"),
+            col("f").mean().alias("avg_f"),
+            col("m").sum().alias("sm"),
+            col("x").first().alias("fx"),
+            col("x").last().alias("lx"),
+            col("g").n_unique().alias("ng"),
+        ])
+        .sort(vec![col("k")], vec![false], true);
+    assert_eq!(
+        rows(&lf),
+        vec![
+            "a|2|1|10|10|10|2.0|7.50|10|null|1",
+            "b|2|2|70|20|50|5.0|20.25|20|50|2",
+            "c|1|1|60|60|60|-1.0|999.99|60|60|1",
+            "null|1|1|40|40|40|4.0|0.01|40|40|1",
+        ]
+    );
+    assert_eq!(column_type(&lf, "sm"), DataType::Decimal128(38, 2));
+}
+
+#[test]
+fn statistics_aggregates() {
+    // x over all rows: 10, 20, 40, 50, 60 (one null).
+    let lf = p().agg([
+        col("x").std().alias("sd"),
+        col("x").var().alias("var"),
+        col("x").median().alias("med"),
+        col("x").quantile(0.25).alias("q1"),
+        corr(col("x"), col("f")).alias("r"),
+        col("k").min().alias("kmin"),
+        col("k").max().alias("kmax"),
+        col("d").max().alias("dmax"),
+    ]);
+    let r = rows(&lf);
+    // mean 36, squared deviations 676+256+16+196+576 = 1720, /4 = 430.
+    let cols: Vec<&str> = r[0].split('|').collect();
+    assert!((cols[0].parse::<f64>().unwrap() - 430f64.sqrt()).abs() < 1e-9);
+    assert_eq!(cols[1], "430.0");
+    assert_eq!(cols[2], "40.0");
+    assert_eq!(cols[3], "20.0");
+    // pairs with both present: (10,1.5), (40,4.0), (50,5.0), (60,-1.0)
+    let (xs, fs) = ([10.0, 40.0, 50.0, 60.0], [1.5, 4.0, 5.0, -1.0]);
+    let (mx, mf) = (xs.iter().sum::<f64>() / 4.0, fs.iter().sum::<f64>() / 4.0);
+    let cov: f64 = xs.iter().zip(&fs).map(|(x, f)| (x - mx) * (f - mf)).sum();
+    let vx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let vf: f64 = fs.iter().map(|f| (f - mf).powi(2)).sum();
+    assert!((cols[4].parse::<f64>().unwrap() - cov / (vx * vf).sqrt()).abs() < 1e-12);
+    assert_eq!(&cols[5..], ["a", "c", "1997-05-19"]);
+}
+
+#[test]
+fn aggregate_expressions_combine_aggregates() {
+    let lf = p()
+        .group_by([col("g")])
+        .agg([(col("x").max() - col("x").min()).alias("range"), (col("x").sum() * lit(2)).alias("dbl")])
+        .sort(vec![col("g")], vec![false], false);
+    assert_eq!(rows(&lf), vec!["null|0|100", "1|0|20", "2|20|120", "3|0|120"]);
+}
+
+#[test]
+fn sort_multiple_keys_desc_and_nulls() {
+    let lf = p().sort(vec![col("k"), col("x")], vec![true, false], true).select([col("k"), col("x")]);
+    assert_eq!(rows(&lf), vec!["c|60", "b|20", "b|50", "a|10", "a|null", "null|40"]);
+    let lf = p().sort(vec![col("x")], vec![false], false).select([col("x")]);
+    assert_eq!(rows(&lf), vec!["null", "10", "20", "40", "50", "60"]);
+}
+
+#[test]
+fn limit_slice_unique_rename_drop() {
+    assert_eq!(rows(&p().select([col("x")]).slice(2, Some(2))), vec!["null", "40"]);
+    assert_eq!(rows(&p().select([col("x")]).slice(5, None)), vec!["60"]);
+    assert_eq!(rows(&p().select([col("x")]).limit(0)).len(), 0);
+    let top = p().sort(vec![col("x")], vec![true], true).limit(2).select([col("x")]);
+    assert_eq!(rows(&top), vec!["60", "50"]);
+    assert_eq!(sorted_rows(&p().select([col("k")]).unique()), vec!["a", "b", "c", "null"]);
+    let renamed = p().rename([("x", "xx")]).drop(["f", "d", "m", "b"]);
+    let names: Vec<String> = renamed.schema().unwrap().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names, vec!["k", "g", "xx"]);
+}
+
+fn left() -> LazyFrame {
+    let b = arrow::record_batch::RecordBatch::try_from_iter(vec![
+        ("id", std::sync::Arc::new(arrow::array::Int64Array::from(vec![Some(1), Some(2), Some(2), None, Some(4)])) as _),
+        ("lv", std::sync::Arc::new(arrow::array::StringArray::from(vec!["l1", "l2a", "l2b", "lnull", "l4"])) as _),
+    ])
+    .unwrap();
+    frame(b)
+}
+
+fn right() -> LazyFrame {
+    let b = arrow::record_batch::RecordBatch::try_from_iter(vec![
+        ("id", std::sync::Arc::new(arrow::array::Int32Array::from(vec![Some(2), Some(3), None, Some(2), Some(1)])) as _),
+        ("rv", std::sync::Arc::new(arrow::array::StringArray::from(vec!["r2a", "r3", "rnull", "r2b", "r1"])) as _),
+    ])
+    .unwrap();
+    frame(b)
+}
+
+fn join(how: JoinType) -> Vec<String> {
+    sorted_rows(&left().join(&right(), [col("id")], [col("id")], how))
+}
+
+#[test]
+fn joins_of_every_kind_with_null_keys() {
+    // Null keys never match. Key types differ (Int64 vs Int32) and are coerced.
+    assert_eq!(join(JoinType::Inner), vec!["1|l1|r1", "2|l2a|r2a", "2|l2a|r2b", "2|l2b|r2a", "2|l2b|r2b"]);
+    assert_eq!(
+        join(JoinType::Left),
+        vec!["1|l1|r1", "2|l2a|r2a", "2|l2a|r2b", "2|l2b|r2a", "2|l2b|r2b", "4|l4|null", "null|lnull|null"]
+    );
+    assert_eq!(
+        join(JoinType::Right),
+        vec!["1|l1|r1", "2|l2a|r2a", "2|l2a|r2b", "2|l2b|r2a", "2|l2b|r2b", "3|null|r3", "null|null|rnull"]
+    );
+    assert_eq!(
+        join(JoinType::Full),
+        vec![
+            "1|l1|1|r1",
+            "2|l2a|2|r2a",
+            "2|l2a|2|r2b",
+            "2|l2b|2|r2a",
+            "2|l2b|2|r2b",
+            "4|l4|null|null",
+            "null|lnull|null|null",
+            "null|null|3|r3",
+            "null|null|null|rnull",
+        ]
+    );
+    assert_eq!(join(JoinType::Semi), vec!["1|l1", "2|l2a", "2|l2b"]);
+    assert_eq!(join(JoinType::Anti), vec!["4|l4", "null|lnull"]);
+}
+
+#[test]
+fn joins_give_the_same_rows_whichever_side_is_built() {
+    // Swapping inputs swaps which side the hash table is built on (the smaller).
+    let small = left().filter(col("id").eq(lit(2)));
+    for how in [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full, JoinType::Semi, JoinType::Anti] {
+        let a = sorted_rows(&small.join(&right(), [col("id")], [col("id")], how));
+        let b = sorted_rows(&small.join(&right().union(&[right(), right()]), [col("id")], [col("id")], how).unique());
+        assert_eq!(a, b, "{how:?}");
+    }
+}
+
+#[test]
+fn string_and_multi_column_join_keys() {
+    let l = p().select([col("k"), col("g"), col("x")]);
+    let r = p().select([col("k").alias("k2"), col("g").alias("g2"), col("f")]);
+    let lf = l.join(&r, [col("k"), col("g")], [col("k2"), col("g2")], JoinType::Inner).select([col("x"), col("f")]);
+    // (a,1) matches rows 0 and 2 on both sides: 4 pairs; (b,2) 1; (c,3) 1; nulls never.
+    assert_eq!(
+        sorted_rows(&lf),
+        vec!["10|1.5", "10|2.5", "20|null", "60|-1.0", "null|1.5", "null|2.5"]
+    );
+}
+
+#[test]
+fn union_and_cross_join() {
+    let u = p().select([col("g")]).union(&[p().select([col("x")])]);
+    assert_eq!(column_type(&u, "g"), DataType::Int64);
+    assert_eq!(rows(&u).len(), 12);
+    let c = p().select([col("k")]).limit(2).join(&p().select([col("g")]).limit(3), [], [], JoinType::Cross);
+    assert_eq!(rows(&c).len(), 6);
+}
+
+#[test]
+fn errors_are_clear_not_panics() {
+    let e = p().select([col("nope")]).collect().unwrap_err().to_string();
+    assert!(e.contains("'nope'") && e.contains("k, g, x, f, d, m, b"), "{e}");
+    let e = p().filter(col("k") + lit(1)).collect().unwrap_err().to_string();
+    assert!(e.contains("Utf8") && e.contains("Int64"), "{e}");
+    let e = p().filter(col("x")).collect().unwrap_err().to_string();
+    assert!(e.contains("Boolean"), "{e}");
+    let e = LazyFrame::scan_parquet("/no/such/file.parquet").unwrap_err().to_string();
+    assert!(e.contains("/no/such/file.parquet"), "{e}");
+    let e = p().select([col("x").sum()]).collect().unwrap_err().to_string();
+    assert!(e.contains("aggregat"), "{e}");
+    let e = p().select([col("x"), col("x")]).collect().unwrap_err().to_string();
+    assert!(e.contains("duplicate"), "{e}");
+}
