@@ -1,1 +1,348 @@
-fn main(){}
+//! The `sloth` command line: SQL over CSV/Parquet/Arrow files, EXPLAIN,
+//! profiles, and data generators. See `sloth --help`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use sloth::optimizer::OptimizerOptions;
+use sloth::sql::{SqlContext, SqlOutput};
+use sloth::{DataFrame, Result, SlothError};
+
+#[derive(Parser)]
+#[command(name = "sloth", version, about = "A lazy, Arrow-native query engine: SQL over CSV/Parquet files")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run SQL (`-c` or `-f`), or start an interactive shell.
+    Sql {
+        #[command(flatten)]
+        source: Source,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// Write the result to this file instead of stdout.
+        #[arg(long)]
+        output: Option<PathBuf>,
+    },
+    /// Show the logical, optimized and physical plans (`--analyze`: run and show metrics).
+    Explain {
+        #[command(flatten)]
+        source: Source,
+        /// Run the query and annotate the plan with rows and times.
+        #[arg(long)]
+        analyze: bool,
+    },
+    /// Run a query and show where time goes, operator by operator.
+    Profile {
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Generate datasets.
+    #[command(subcommand)]
+    Gen(Gen),
+}
+
+#[derive(Args)]
+struct Source {
+    /// A directory whose *.parquet, *.csv and *.arrow files become tables named after their stems.
+    #[arg(long)]
+    data: Vec<PathBuf>,
+    /// A table from a file: NAME=PATH.
+    #[arg(long)]
+    table: Vec<String>,
+    /// SQL text.
+    #[arg(short = 'c', long = "command")]
+    command: Option<String>,
+    /// A file of SQL.
+    #[arg(short = 'f', long = "file")]
+    file: Option<PathBuf>,
+    /// Switch the optimizer off.
+    #[arg(long)]
+    no_optimize: bool,
+    /// Switch one optimizer rule off (repeatable).
+    #[arg(long)]
+    disable_rule: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum Gen {
+    /// TPC-H tables (one file per table).
+    Tpch {
+        /// Scale factor (1 = about 1 GB of CSV).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// File format.
+        #[arg(long, default_value = "parquet")]
+        format: String,
+    },
+    /// db-benchmark group-by table.
+    H2oGroupby {
+        /// Rows.
+        #[arg(long, default_value_t = 10_000_000)]
+        rows: usize,
+        /// Groups per low-cardinality id.
+        #[arg(long, default_value_t = 100)]
+        groups: usize,
+        /// Output file (.parquet or .csv).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// db-benchmark join tables x, small, medium, big.
+    H2oJoin {
+        /// Rows of x.
+        #[arg(long, default_value_t = 10_000_000)]
+        rows: usize,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+    Parquet,
+}
+
+fn context(source: &Source) -> Result<SqlContext> {
+    let mut options = if source.no_optimize { OptimizerOptions::none() } else { OptimizerOptions::default() };
+    for r in &source.disable_rule {
+        options = options.disable(r);
+    }
+    let mut ctx = SqlContext::new().with_optimizer(options);
+    for dir in &source.data {
+        ctx.register_dir(dir)?;
+    }
+    for t in &source.table {
+        let (name, path) = t
+            .split_once('=')
+            .ok_or_else(|| SlothError::plan(format!("--table expects NAME=PATH, got '{t}'")))?;
+        ctx.register_file(name, path)?;
+    }
+    Ok(ctx)
+}
+
+fn query_text(source: &Source) -> Result<Option<String>> {
+    match (&source.command, &source.file) {
+        (Some(_), Some(_)) => Err(SlothError::plan("give either -c or -f, not both")),
+        (Some(c), None) => Ok(Some(c.clone())),
+        (None, Some(f)) => std::fs::read_to_string(f)
+            .map(Some)
+            .map_err(|e| SlothError::FileNotFound { path: f.display().to_string(), reason: e.to_string() }),
+        (None, None) => Ok(None),
+    }
+}
+
+fn render(df: &DataFrame, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Table => df.to_table_string(40),
+        Format::Csv => {
+            let mut buf = Vec::new();
+            {
+                let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
+                for b in df.batches() {
+                    w.write(b)?;
+                }
+                if df.batches().is_empty() {
+                    w.write(&arrow::record_batch::RecordBatch::new_empty(df.schema().clone()))?;
+                }
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        }
+        Format::Json => {
+            let mut buf = Vec::new();
+            {
+                let mut w = arrow::json::ArrayWriter::new(&mut buf);
+                for b in df.batches() {
+                    w.write(b)?;
+                }
+                w.finish()?;
+            }
+            let s = String::from_utf8_lossy(&buf).into_owned();
+            if s.is_empty() { "[]\n".to_string() } else { s + "\n" }
+        }
+        Format::Parquet => return Err(SlothError::plan("--format parquet needs --output FILE")),
+    })
+}
+
+fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>) -> Result<()> {
+    match (format, output) {
+        (Format::Parquet, Some(path)) => df.write_parquet(path),
+        (Format::Csv, Some(path)) => df.write_csv(path),
+        (f, Some(path)) => {
+            let text = render(df, f)?;
+            let tmp = path.with_extension("sloth-tmp");
+            std::fs::write(&tmp, text)?;
+            std::fs::rename(&tmp, path)?;
+            Ok(())
+        }
+        (f, None) => {
+            print!("{}", render(df, f)?);
+            if f == Format::Table {
+                println!();
+            }
+            Ok(())
+        }
+    }
+}
+
+fn run_statement(ctx: &SqlContext, sql: &str, format: Format, output: Option<&PathBuf>) -> Result<()> {
+    match ctx.execute(sql)? {
+        SqlOutput::Frame(df) => emit(&df, format, output),
+        SqlOutput::Text(t) => {
+            println!("{t}");
+            Ok(())
+        }
+    }
+}
+
+fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
+    let mut rl = rustyline::DefaultEditor::new().map_err(|e| SlothError::Io(std::io::Error::other(e.to_string())))?;
+    let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".sloth_history"));
+    if let Some(h) = &history {
+        let _ = rl.load_history(h);
+    }
+    let mut timer = false;
+    let mut buffer = String::new();
+    println!("sloth {} — type .help for help, end statements with ';'", env!("CARGO_PKG_VERSION"));
+    loop {
+        let prompt = if buffer.is_empty() { "sloth> " } else { "   ..> " };
+        let line = match rl.readline(prompt) {
+            Ok(l) => l,
+            Err(rustyline::error::ReadlineError::Interrupted) => {
+                buffer.clear();
+                continue;
+            }
+            Err(_) => break,
+        };
+        let trimmed = line.trim();
+        if buffer.is_empty() && trimmed.starts_with('.') {
+            let _ = rl.add_history_entry(trimmed);
+            let mut parts = trimmed.split_whitespace();
+            match (parts.next(), parts.next()) {
+                (Some(".quit" | ".exit"), _) => break,
+                (Some(".help"), _) => println!(
+                    ".tables            list tables\n.schema NAME       show a table's columns\n.timer on|off      time each statement\n.mode table|csv|json  output format\n.quit              leave"
+                ),
+                (Some(".tables"), _) => println!("{}", ctx.table_names().join("\n")),
+                (Some(".schema"), Some(name)) => match ctx.table(name).and_then(|t| t.schema()) {
+                    Ok(s) => s.fields().iter().for_each(|f| println!("{} {}", f.name(), f.data_type())),
+                    Err(e) => eprintln!("Error: {e}"),
+                },
+                (Some(".timer"), Some(v)) => timer = v == "on",
+                (Some(".mode"), Some(m)) => match Format::from_str(m, true) {
+                    Ok(Format::Parquet) | Err(_) => eprintln!("Error: unknown mode '{m}' (table, csv, json)"),
+                    Ok(f) => format = f,
+                },
+                _ => eprintln!("Error: unknown command '{trimmed}'; try .help"),
+            }
+            continue;
+        }
+        buffer.push_str(&line);
+        buffer.push('\n');
+        if !trimmed.ends_with(';') {
+            continue;
+        }
+        let sql = std::mem::take(&mut buffer);
+        let _ = rl.add_history_entry(sql.trim());
+        let start = Instant::now();
+        if let Err(e) = run_statement(&ctx, sql.trim().trim_end_matches(';'), format, None) {
+            eprintln!("Error: {e}");
+        }
+        if timer {
+            println!("Run Time: {:.3}s", start.elapsed().as_secs_f64());
+        }
+    }
+    if let Some(h) = &history {
+        let _ = rl.save_history(h);
+    }
+    Ok(())
+}
+
+fn generate(g: Gen) -> Result<()> {
+    match g {
+        Gen::Tpch { scale, out, format } => {
+            let bar = indicatif::ProgressBar::new(sloth::datagen::TPCH_TABLES.len() as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} tables {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            sloth::datagen::write_tpch(scale, &out, &format, |t| {
+                bar.set_message(t.to_string());
+                bar.inc(1);
+            })?;
+            bar.finish_and_clear();
+            eprintln!("wrote TPC-H SF {scale} to {}", out.display());
+        }
+        Gen::H2oGroupby { rows, groups, out } => {
+            let batches = sloth::datagen::h2o_groupby(rows, groups)?;
+            let df = DataFrame::from_batches(batches)?;
+            write_by_extension(&df, &out)?;
+            eprintln!("wrote {rows} rows to {}", out.display());
+        }
+        Gen::H2oJoin { rows, out } => {
+            std::fs::create_dir_all(&out)?;
+            for (name, batches) in sloth::datagen::h2o_join(rows)? {
+                DataFrame::from_batches(batches)?.write_parquet(out.join(format!("{name}.parquet")))?;
+            }
+            eprintln!("wrote x, small, medium, big to {}", out.display());
+        }
+    }
+    Ok(())
+}
+
+fn write_by_extension(df: &DataFrame, out: &std::path::Path) -> Result<()> {
+    match out.extension().and_then(|e| e.to_str()) {
+        Some("csv") => df.write_csv(out),
+        Some("arrow") => df.write_ipc(out),
+        _ => df.write_parquet(out),
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Sql { source, format, output } => {
+            let ctx = context(&source)?;
+            match query_text(&source)? {
+                Some(sql) => run_statement(&ctx, sql.trim().trim_end_matches(';'), format, output.as_ref()),
+                None => repl(ctx, format),
+            }
+        }
+        Command::Explain { source, analyze } => {
+            let ctx = context(&source)?;
+            let sql = query_text(&source)?.ok_or_else(|| SlothError::plan("give a query with -c or -f"))?;
+            let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
+            println!("{}", if analyze { lf.profile()? } else { lf.explain(true)? });
+            Ok(())
+        }
+        Command::Profile { source } => {
+            let ctx = context(&source)?;
+            let sql = query_text(&source)?.ok_or_else(|| SlothError::plan("give a query with -c or -f"))?;
+            let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
+            println!("{}", lf.profile()?);
+            Ok(())
+        }
+        Command::Gen(g) => generate(g),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

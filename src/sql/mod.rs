@@ -1,1 +1,137 @@
-//! SQL front end.
+//! SQL front end: parses with `sqlparser` and plans onto the same
+//! [`LogicalPlan`](crate::plan::LogicalPlan) the LazyFrame API builds.
+//!
+//! [`SqlContext`] holds the registered tables; [`SqlContext::sql`] plans a
+//! query into a [`LazyFrame`], [`SqlContext::execute`] also handles
+//! `EXPLAIN [ANALYZE]`.
+
+mod expr;
+mod planner;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use sqlparser::ast::Statement;
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+
+use crate::error::{Result, SlothError};
+use crate::frame::{DataFrame, LazyFrame};
+use crate::optimizer::OptimizerOptions;
+
+/// Registered tables, by name.
+#[derive(Debug, Clone, Default)]
+pub struct SqlContext {
+    tables: BTreeMap<String, LazyFrame>,
+    options: OptimizerOptions,
+}
+
+/// What a statement produced.
+pub enum SqlOutput {
+    /// Rows (a query).
+    Frame(DataFrame),
+    /// Text (`EXPLAIN`).
+    Text(String),
+}
+
+impl SqlContext {
+    /// An empty context.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the optimizer options for queries planned from now on.
+    pub fn with_optimizer(mut self, options: OptimizerOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Registers a frame under `name` (case-insensitive).
+    pub fn register(&mut self, name: &str, frame: LazyFrame) {
+        self.tables.insert(name.to_ascii_lowercase(), frame);
+    }
+
+    /// Registers a CSV/Parquet/IPC file under `name`.
+    pub fn register_file(&mut self, name: &str, path: impl AsRef<Path>) -> Result<()> {
+        let frame = LazyFrame::scan_path(path)?;
+        self.register(name, frame);
+        Ok(())
+    }
+
+    /// Registers every `*.parquet`, `*.csv` and `*.arrow` file in `dir` under its file stem.
+    pub fn register_dir(&mut self, dir: impl AsRef<Path>) -> Result<usize> {
+        let dir = dir.as_ref();
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| SlothError::FileNotFound { path: dir.display().to_string(), reason: e.to_string() })?;
+        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        let mut n = 0;
+        for p in paths {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            if !matches!(ext.as_str(), "parquet" | "csv" | "arrow" | "ipc" | "tsv") {
+                continue;
+            }
+            let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else { continue };
+            self.register_file(stem, &p)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Names of the registered tables.
+    pub fn table_names(&self) -> Vec<String> {
+        self.tables.keys().cloned().collect()
+    }
+
+    /// The frame registered as `name`.
+    pub fn table(&self, name: &str) -> Result<&LazyFrame> {
+        self.tables.get(&name.to_ascii_lowercase()).ok_or_else(|| SlothError::TableNotFound {
+            name: name.to_string(),
+            available: self.table_names(),
+        })
+    }
+
+    fn parse(&self, sql: &str) -> Result<Statement> {
+        let mut stmts =
+            Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| SlothError::SqlSyntax(e.to_string()))?;
+        match stmts.len() {
+            1 => Ok(stmts.remove(0)),
+            0 => Err(SlothError::SqlSyntax("empty statement".into())),
+            n => Err(SlothError::unsupported(format!("{n} statements at once; send one at a time"))),
+        }
+    }
+
+    /// Plans a query (`SELECT ...`) as a lazy frame.
+    pub fn sql(&self, sql: &str) -> Result<LazyFrame> {
+        match self.parse(sql)? {
+            Statement::Query(q) => self.plan_query(&q),
+            other => Err(SlothError::unsupported(format!("statement '{}'", first_words(&other.to_string())))),
+        }
+    }
+
+    /// Runs a statement: a query, or `EXPLAIN [ANALYZE] query`.
+    pub fn execute(&self, sql: &str) -> Result<SqlOutput> {
+        match self.parse(sql)? {
+            Statement::Query(q) => Ok(SqlOutput::Frame(self.plan_query(&q)?.collect()?)),
+            Statement::Explain { statement, analyze, .. } => {
+                let Statement::Query(q) = *statement else {
+                    return Err(SlothError::unsupported("EXPLAIN of a statement other than a query"));
+                };
+                let lf = self.plan_query(&q)?;
+                Ok(SqlOutput::Text(if analyze { lf.profile()? } else { lf.explain(true)? }))
+            }
+            other => Err(SlothError::unsupported(format!("statement '{}'", first_words(&other.to_string())))),
+        }
+    }
+
+    fn plan_query(&self, q: &sqlparser::ast::Query) -> Result<LazyFrame> {
+        let plan = planner::QueryPlanner::new(self).plan_query(q)?;
+        let lf = LazyFrame::from(plan).with_optimizer(self.options.clone());
+        lf.logical_plan().validate()?;
+        Ok(lf)
+    }
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}

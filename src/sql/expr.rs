@@ -1,0 +1,286 @@
+//! SQL expressions → [`Expr`].
+
+use arrow::datatypes::DataType;
+use sqlparser::ast::{
+    self, BinaryOperator, CastKind, DateTimeField, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator,
+    Value,
+};
+
+use crate::error::{Result, SlothError};
+use crate::expr::{AggFunc, Expr, ScalarFunc, ScalarValue, col, lit, parse_date32};
+
+/// Resolves column references of the current scope to internal names.
+pub trait Resolver {
+    /// `name` or `qualifier.name` → the plan's column name.
+    fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String>;
+}
+
+fn ident(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() { i.value.clone() } else { i.value.to_ascii_lowercase() }
+}
+
+/// Converts a SQL expression.
+pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
+    let c = |e: &ast::Expr| convert(e, r);
+    Ok(match e {
+        ast::Expr::Identifier(i) => col(r.resolve(None, &ident(i))?),
+        ast::Expr::CompoundIdentifier(parts) => {
+            let names: Vec<String> = parts.iter().map(ident).collect();
+            match names.as_slice() {
+                [q, n] => col(r.resolve(Some(q), n)?),
+                _ => return Err(SlothError::unsupported(format!("column reference '{e}'"))),
+            }
+        }
+        ast::Expr::Value(v) => Expr::Literal(value(&v.value)?),
+        ast::Expr::Nested(e) => c(e)?,
+        ast::Expr::BinaryOp { left, op, right } => {
+            let (l, rr) = (c(left)?, c(right)?);
+            match op {
+                BinaryOperator::Plus => l + rr,
+                BinaryOperator::Minus => l - rr,
+                BinaryOperator::Multiply => l * rr,
+                BinaryOperator::Divide => l / rr,
+                BinaryOperator::Modulo => l % rr,
+                BinaryOperator::Eq => l.eq(rr),
+                BinaryOperator::NotEq => l.neq(rr),
+                BinaryOperator::Lt => l.lt(rr),
+                BinaryOperator::LtEq => l.lt_eq(rr),
+                BinaryOperator::Gt => l.gt(rr),
+                BinaryOperator::GtEq => l.gt_eq(rr),
+                BinaryOperator::And => l.and(rr),
+                BinaryOperator::Or => l.or(rr),
+                other => return Err(SlothError::unsupported(format!("operator {other}"))),
+            }
+        }
+        ast::Expr::UnaryOp { op, expr } => match op {
+            UnaryOperator::Not => c(expr)?.not(),
+            UnaryOperator::Minus => match c(expr)? {
+                Expr::Literal(ScalarValue::Int64(Some(v))) => lit(-v),
+                Expr::Literal(ScalarValue::Decimal128(Some(v), p, s)) => Expr::Literal(ScalarValue::Decimal128(Some(-v), p, s)),
+                Expr::Literal(ScalarValue::Float64(Some(v))) => lit(-v),
+                e => -e,
+            },
+            UnaryOperator::Plus => c(expr)?,
+            other => return Err(SlothError::unsupported(format!("operator {other}"))),
+        },
+        ast::Expr::IsNull(e) => c(e)?.is_null(),
+        ast::Expr::IsNotNull(e) => c(e)?.is_not_null(),
+        ast::Expr::Between { expr, negated, low, high } => {
+            let b = c(expr)?.between(c(low)?, c(high)?);
+            if *negated { b.not() } else { b }
+        }
+        ast::Expr::In { expr, target: ast::InTarget::List(list), negated, .. } => Expr::InList {
+            expr: Box::new(c(expr)?),
+            list: list.iter().map(c).collect::<Result<_>>()?,
+            negated: *negated,
+        },
+        ast::Expr::Like { negated, expr, pattern, escape_char: None, any: false } => {
+            let f = if *negated { ScalarFunc::NotLike } else { ScalarFunc::Like };
+            Expr::Function(f, vec![c(expr)?, c(pattern)?])
+        }
+        ast::Expr::Cast { kind: CastKind::Cast | CastKind::DoubleColon, expr, data_type, .. } => {
+            c(expr)?.cast(data_type_of(data_type)?)
+        }
+        ast::Expr::Extract { field, expr, .. } => {
+            let f = match field {
+                DateTimeField::Year => ScalarFunc::Year,
+                DateTimeField::Month => ScalarFunc::Month,
+                DateTimeField::Day => ScalarFunc::Day,
+                other => return Err(SlothError::unsupported(format!("EXTRACT({other})"))),
+            };
+            Expr::Function(f, vec![c(expr)?])
+        }
+        ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
+            let mut args = vec![c(expr)?, substring_from.as_ref().map(|e| c(e)).transpose()?.unwrap_or(lit(1))];
+            if let Some(len) = substring_for {
+                args.push(c(len)?);
+            }
+            Expr::Function(ScalarFunc::Substr, args)
+        }
+        ast::Expr::Case { operand, conditions, else_result, .. } => {
+            let operand = operand.as_ref().map(|o| c(o)).transpose()?;
+            let when_then = conditions
+                .iter()
+                .map(|cw| {
+                    let cond = c(&cw.condition)?;
+                    let cond = match &operand {
+                        Some(o) => o.clone().eq(cond),
+                        None => cond,
+                    };
+                    Ok((cond, c(&cw.result)?))
+                })
+                .collect::<Result<_>>()?;
+            Expr::Case { when_then, otherwise: else_result.as_ref().map(|e| c(e).map(Box::new)).transpose()? }
+        }
+        ast::Expr::TypedString(ts) => {
+            let s = match &ts.value.value {
+                Value::SingleQuotedString(s) => s.clone(),
+                other => return Err(SlothError::unsupported(format!("typed literal {other}"))),
+            };
+            match &ts.data_type {
+                ast::DataType::Date => {
+                    let d = parse_date32(&s)
+                        .ok_or_else(|| SlothError::plan(format!("invalid date literal '{s}' (expected YYYY-MM-DD)")))?;
+                    Expr::Literal(ScalarValue::Date32(Some(d)))
+                }
+                other => lit(s).cast(data_type_of(other)?),
+            }
+        }
+        ast::Expr::Interval(iv) => interval(iv)?,
+        ast::Expr::Function(f) => function(f, r)?,
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::In { .. } => {
+            return Err(SlothError::unsupported(format!("subqueries (in '{e}') are not supported yet")));
+        }
+        other => return Err(SlothError::unsupported(format!("expression '{other}'"))),
+    })
+}
+
+fn value(v: &Value) -> Result<ScalarValue> {
+    Ok(match v {
+        Value::Number(s, _) => number(s)?,
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => ScalarValue::Utf8(Some(s.clone())),
+        Value::Boolean(b) => ScalarValue::Boolean(Some(*b)),
+        Value::Null => ScalarValue::Null,
+        other => return Err(SlothError::unsupported(format!("literal {other}"))),
+    })
+}
+
+/// Integers are Int64; numbers with a point are exact decimals (as in
+/// DuckDB), so `0.06 - 0.01` compares exactly with a decimal column.
+fn number(s: &str) -> Result<ScalarValue> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(ScalarValue::Int64(Some(i)));
+    }
+    if let Some((int, frac)) = s.split_once('.') {
+        if !s.contains(['e', 'E']) && int.len() + frac.len() <= 38 {
+            let digits = format!("{int}{frac}");
+            if let Ok(v) = digits.parse::<i128>() {
+                let precision = digits.trim_start_matches('0').len().max(frac.len()).max(1) as u8;
+                return Ok(ScalarValue::Decimal128(Some(v), precision, frac.len() as i8));
+            }
+        }
+    }
+    s.parse::<f64>().map(|f| ScalarValue::Float64(Some(f))).map_err(|_| SlothError::plan(format!("invalid number '{s}'")))
+}
+
+fn interval(iv: &ast::Interval) -> Result<Expr> {
+    let text = match iv.value.as_ref() {
+        ast::Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) => s.clone(),
+            Value::Number(n, _) => n.clone(),
+            other => return Err(SlothError::unsupported(format!("interval value {other}"))),
+        },
+        other => return Err(SlothError::unsupported(format!("interval value {other}"))),
+    };
+    let mut parts = text.split_whitespace();
+    let n: i32 = parts
+        .next()
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| SlothError::plan(format!("invalid interval '{text}'")))?;
+    let unit = match (&iv.leading_field, parts.next()) {
+        (Some(f), _) => f.to_string().to_ascii_lowercase(),
+        (None, Some(u)) => u.to_ascii_lowercase(),
+        (None, None) => "day".to_string(),
+    };
+    let (months, days) = match unit.trim_end_matches('s') {
+        "year" => (12 * n, 0),
+        "month" => (n, 0),
+        "week" => (0, 7 * n),
+        "day" => (0, n),
+        other => return Err(SlothError::unsupported(format!("interval unit '{other}'"))),
+    };
+    Ok(Expr::Literal(ScalarValue::Interval { months, days, nanos: 0 }))
+}
+
+/// SQL type names → arrow types.
+pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
+    use ast::DataType as T;
+    Ok(match t {
+        T::Boolean | T::Bool => DataType::Boolean,
+        T::TinyInt(_) => DataType::Int8,
+        T::SmallInt(_) => DataType::Int16,
+        T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int32,
+        T::BigInt(_) | T::Int8(_) | T::Int64 => DataType::Int64,
+        T::Real | T::Float4 | T::Float32 => DataType::Float32,
+        T::Double(_) | T::DoublePrecision | T::Float8 | T::Float64 | T::Float(_) => DataType::Float64,
+        T::Decimal(info) | T::Numeric(info) => match info {
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => DataType::Decimal128(*p as u8, *s as i8),
+            ast::ExactNumberInfo::Precision(p) => DataType::Decimal128(*p as u8, 0),
+            ast::ExactNumberInfo::None => DataType::Decimal128(38, 10),
+        },
+        T::Varchar(_) | T::Char(_) | T::Text | T::String(_) | T::CharVarying(_) => DataType::Utf8,
+        T::Date => DataType::Date32,
+        T::Timestamp(..) => DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None),
+        other => return Err(SlothError::unsupported(format!("type {other}"))),
+    })
+}
+
+fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
+    let name = f.name.to_string().to_ascii_lowercase();
+    let FunctionArguments::List(list) = &f.args else {
+        return Err(SlothError::unsupported(format!("function call '{f}'")));
+    };
+    if f.over.is_some() {
+        return Err(SlothError::unsupported(format!("window functions ('{f}') are not supported yet")));
+    }
+    let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+    let mut star = false;
+    let mut args = Vec::new();
+    for a in &list.args {
+        match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(convert(e, r)?),
+            FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
+            other => return Err(SlothError::unsupported(format!("function argument '{other}'"))),
+        }
+    }
+    let agg = |func: AggFunc, args: Vec<Expr>| Expr::Agg { func, args, distinct };
+    let scalar = |func: ScalarFunc, args: Vec<Expr>| Expr::Function(func, args);
+    Ok(match name.as_str() {
+        "count" if star || args.is_empty() => crate::expr::count_star(),
+        "count" => agg(AggFunc::Count, args),
+        "sum" => agg(AggFunc::Sum, args),
+        "avg" | "mean" => agg(AggFunc::Mean, args),
+        "min" => agg(AggFunc::Min, args),
+        "max" => agg(AggFunc::Max, args),
+        "stddev" | "stddev_samp" | "std" => agg(AggFunc::Std, args),
+        "variance" | "var_samp" | "var" => agg(AggFunc::Var, args),
+        "median" => agg(AggFunc::Median, args),
+        "corr" => agg(AggFunc::Corr, args),
+        "first" | "first_value" => agg(AggFunc::First, args),
+        "last" | "last_value" => agg(AggFunc::Last, args),
+        "quantile" | "quantile_cont" | "percentile_cont" => {
+            let q = match args.get(1) {
+                Some(Expr::Literal(ScalarValue::Decimal128(Some(v), _, s))) => *v as f64 / 10f64.powi(*s as i32),
+                Some(Expr::Literal(ScalarValue::Float64(Some(v)))) => *v,
+                _ => return Err(SlothError::plan("quantile(x, q) needs a constant q")),
+            };
+            agg(AggFunc::Quantile(q), vec![args[0].clone()])
+        }
+        "substr" | "substring" => scalar(ScalarFunc::Substr, args),
+        "length" | "char_length" | "len" => scalar(ScalarFunc::Length, args),
+        "upper" => scalar(ScalarFunc::Upper, args),
+        "lower" => scalar(ScalarFunc::Lower, args),
+        "contains" => scalar(ScalarFunc::Contains, args),
+        "starts_with" => scalar(ScalarFunc::StartsWith, args),
+        "ends_with" => scalar(ScalarFunc::EndsWith, args),
+        "year" => scalar(ScalarFunc::Year, args),
+        "month" => scalar(ScalarFunc::Month, args),
+        "day" => scalar(ScalarFunc::Day, args),
+        "abs" => scalar(ScalarFunc::Abs, args),
+        "round" => scalar(ScalarFunc::Round, args),
+        "coalesce" => scalar(ScalarFunc::Coalesce, args),
+        other => return Err(SlothError::unsupported(format!("function '{other}'"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_with_a_point_are_decimals() {
+        assert_eq!(number("0.06").unwrap(), ScalarValue::Decimal128(Some(6), 2, 2));
+        assert_eq!(number("12").unwrap(), ScalarValue::Int64(Some(12)));
+        assert_eq!(number("1e3").unwrap(), ScalarValue::Float64(Some(1000.0)));
+    }
+}

@@ -1,0 +1,647 @@
+//! SQL queries → logical plans.
+//!
+//! Column names: every FROM item's columns keep their names unless two items
+//! share a name; those get `qualifier.name` internally, so the flat-named
+//! plan stays unambiguous. Comma joins are turned into inner equi-joins
+//! from the WHERE clause's equalities as the FROM items are combined.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use sqlparser::ast::{self, JoinConstraint, JoinOperator, SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor};
+
+use super::SqlContext;
+use super::expr::{Resolver, convert};
+use crate::error::{Result, SlothError};
+use crate::expr::{Expr, Operator, col};
+use crate::plan::{JoinType, LogicalPlan, SortKey};
+
+/// One visible column: `qualifier.name`, called `internal` in the plan.
+#[derive(Clone)]
+struct ScopeColumn {
+    qualifier: String,
+    name: String,
+    internal: String,
+}
+
+#[derive(Default, Clone)]
+struct Scope {
+    columns: Vec<ScopeColumn>,
+}
+
+impl Resolver for Scope {
+    fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
+        let hits: Vec<&ScopeColumn> = self
+            .columns
+            .iter()
+            .filter(|c| c.name == name && qualifier.is_none_or(|q| q == c.qualifier))
+            .collect();
+        match hits.as_slice() {
+            [one] => Ok(one.internal.clone()),
+            [] => Err(SlothError::ColumnNotFound {
+                name: qualifier.map_or(name.to_string(), |q| format!("{q}.{name}")),
+                available: self.columns.iter().map(|c| format!("{}.{}", c.qualifier, c.name)).collect(),
+            }),
+            _ => Err(SlothError::plan(format!("column reference '{name}' is ambiguous; qualify it with a table name"))),
+        }
+    }
+}
+
+/// Plans queries against the tables of a [`SqlContext`].
+pub struct QueryPlanner<'a> {
+    ctx: &'a SqlContext,
+    ctes: BTreeMap<String, Arc<LogicalPlan>>,
+}
+
+/// A FROM item before naming: its plan and the qualifier its columns answer to.
+struct Factor {
+    plan: Arc<LogicalPlan>,
+    qualifier: String,
+}
+
+fn ident(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() { i.value.clone() } else { i.value.to_ascii_lowercase() }
+}
+
+fn columns_of(plan: &LogicalPlan) -> Result<Vec<String>> {
+    Ok(plan.schema()?.fields().iter().map(|f| f.name().clone()).collect())
+}
+
+fn literal_usize(e: &ast::Expr, what: &str) -> Result<usize> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().map_err(|_| SlothError::plan(format!("{what} must be a non-negative integer"))),
+            _ => Err(SlothError::plan(format!("{what} must be a non-negative integer"))),
+        },
+        _ => Err(SlothError::unsupported(format!("{what} must be a constant"))),
+    }
+}
+
+/// Replaces, top-down, every sub-expression for which `f` gives a replacement.
+fn replace_top_down(e: &Expr, f: &dyn Fn(&Expr) -> Option<Expr>) -> Expr {
+    if let Some(r) = f(e) {
+        return r;
+    }
+    rebuild_children(e, &|c| replace_top_down(c, f))
+}
+
+fn rebuild_children(e: &Expr, f: &dyn Fn(&Expr) -> Expr) -> Expr {
+    let b = |x: &Expr| Box::new(f(x));
+    match e {
+        Expr::Binary { left, op, right } => Expr::Binary { left: b(left), op: *op, right: b(right) },
+        Expr::Not(x) => Expr::Not(b(x)),
+        Expr::Negative(x) => Expr::Negative(b(x)),
+        Expr::IsNull(x) => Expr::IsNull(b(x)),
+        Expr::IsNotNull(x) => Expr::IsNotNull(b(x)),
+        Expr::Cast(x, t) => Expr::Cast(b(x), t.clone()),
+        Expr::Alias(x, n) => Expr::Alias(b(x), n.clone()),
+        Expr::Case { when_then, otherwise } => Expr::Case {
+            when_then: when_then.iter().map(|(w, t)| (f(w), f(t))).collect(),
+            otherwise: otherwise.as_ref().map(|o| b(o)),
+        },
+        Expr::InList { expr, list, negated } => {
+            Expr::InList { expr: b(expr), list: list.iter().map(f).collect(), negated: *negated }
+        }
+        Expr::Function(func, args) => Expr::Function(*func, args.iter().map(f).collect()),
+        Expr::Agg { func, args, distinct } => Expr::Agg { func: *func, args: args.iter().map(f).collect(), distinct: *distinct },
+        leaf => leaf.clone(),
+    }
+}
+
+impl<'a> QueryPlanner<'a> {
+    /// A planner over `ctx`'s tables.
+    pub fn new(ctx: &'a SqlContext) -> Self {
+        QueryPlanner { ctx, ctes: BTreeMap::new() }
+    }
+
+    /// Plans a full query (WITH, set operations, ORDER BY, LIMIT).
+    pub fn plan_query(&mut self, q: &ast::Query) -> Result<LogicalPlan> {
+        let saved = self.ctes.clone();
+        if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(SlothError::unsupported("WITH RECURSIVE"));
+            }
+            for cte in &with.cte_tables {
+                let plan = self.plan_query(&cte.query)?;
+                self.ctes.insert(ident(&cte.alias.name), Arc::new(plan));
+            }
+        }
+        let order_by: Vec<&ast::OrderByExpr> = match &q.order_by {
+            None => vec![],
+            Some(ob) => match &ob.kind {
+                ast::OrderByKind::Expressions(e) => e.iter().collect(),
+                ast::OrderByKind::All(_) => return Err(SlothError::unsupported("ORDER BY ALL")),
+            },
+        };
+        let mut plan = match q.body.as_ref() {
+            SetExpr::Select(s) => self.plan_select(s, &order_by)?,
+            other => {
+                let plan = self.plan_set_expr(other)?;
+                self.order_by_output(plan, &order_by)?
+            }
+        };
+        let (limit, offset) = match &q.limit_clause {
+            None => (None, 0),
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+                limit.as_ref().map(|l| literal_usize(l, "LIMIT")).transpose()?,
+                offset.as_ref().map(|o| literal_usize(&o.value, "OFFSET")).transpose()?.unwrap_or(0),
+            ),
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                (Some(literal_usize(limit, "LIMIT")?), literal_usize(offset, "OFFSET")?)
+            }
+        };
+        if limit.is_some() || offset > 0 {
+            plan = LogicalPlan::Slice { input: Arc::new(plan), offset, len: limit };
+        }
+        self.ctes = saved;
+        Ok(plan)
+    }
+
+    fn plan_set_expr(&mut self, body: &SetExpr) -> Result<LogicalPlan> {
+        match body {
+            SetExpr::Select(s) => self.plan_select(s, &[]),
+            SetExpr::Query(q) => self.plan_query(q),
+            SetExpr::SetOperation { left, op: SetOperator::Union, set_quantifier, right } => {
+                let l = self.plan_set_expr(left)?;
+                let r = self.plan_set_expr(right)?;
+                let union = LogicalPlan::Union { inputs: vec![Arc::new(l), Arc::new(r)] };
+                Ok(match set_quantifier {
+                    SetQuantifier::All => union,
+                    SetQuantifier::Distinct | SetQuantifier::None => LogicalPlan::Distinct { input: Arc::new(union) },
+                    other => return Err(SlothError::unsupported(format!("UNION {other}"))),
+                })
+            }
+            other => Err(SlothError::unsupported(format!("query form '{}'", other.to_string().chars().take(40).collect::<String>()))),
+        }
+    }
+
+    /// ORDER BY over a set operation: output names and ordinals only.
+    fn order_by_output(&self, plan: LogicalPlan, order_by: &[&ast::OrderByExpr]) -> Result<LogicalPlan> {
+        if order_by.is_empty() {
+            return Ok(plan);
+        }
+        let names = columns_of(&plan)?;
+        let scope = Scope {
+            columns: names.iter().map(|n| ScopeColumn { qualifier: String::new(), name: n.clone(), internal: n.clone() }).collect(),
+        };
+        let keys = order_by
+            .iter()
+            .map(|o| {
+                let expr = match ordinal(&o.expr) {
+                    Some(i) => col(names.get(i).ok_or_else(|| SlothError::plan(format!("ORDER BY position {} is out of range", i + 1)))?.as_str()),
+                    None => convert(&o.expr, &scope)?,
+                };
+                Ok(sort_key(expr, o))
+            })
+            .collect::<Result<_>>()?;
+        Ok(LogicalPlan::Sort { input: Arc::new(plan), by: keys })
+    }
+
+    fn factor(&mut self, f: &TableFactor) -> Result<Factor> {
+        match f {
+            TableFactor::Table { name, alias, args: None, .. } => {
+                let table = name.0.last().map(|p| p.to_string()).unwrap_or_default();
+                let key = table.trim_matches('"').to_ascii_lowercase();
+                let plan = match self.ctes.get(&key) {
+                    Some(p) => p.clone(),
+                    None => Arc::new(self.ctx.table(&key)?.logical_plan().clone()),
+                };
+                Ok(Factor { plan, qualifier: alias.as_ref().map_or(key, |a| ident(&a.name)) })
+            }
+            TableFactor::Derived { subquery, alias, .. } => {
+                let plan = self.plan_query(subquery)?;
+                let qualifier = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default();
+                let plan = match alias.as_ref().filter(|a| !a.columns.is_empty()) {
+                    Some(a) => {
+                        let names = columns_of(&plan)?;
+                        let exprs = names.iter().zip(&a.columns).map(|(n, c)| col(n.as_str()).alias(ident(&c.name))).collect();
+                        LogicalPlan::Project { input: Arc::new(plan), exprs }
+                    }
+                    None => plan,
+                };
+                Ok(Factor { plan: Arc::new(plan), qualifier })
+            }
+            other => Err(SlothError::unsupported(format!("FROM item '{other}'"))),
+        }
+    }
+
+    /// Plans FROM: returns the joined plan, its scope, and the WHERE conjuncts
+    /// not consumed as join keys.
+    fn plan_from(&mut self, from: &[ast::TableWithJoins], mut conjuncts: Vec<ast::Expr>) -> Result<(LogicalPlan, Scope, Vec<ast::Expr>)> {
+        // 1. All factors, in order, to find clashing names.
+        let mut factors: Vec<Factor> = Vec::new();
+        for twj in from {
+            factors.push(self.factor(&twj.relation)?);
+            for j in &twj.joins {
+                factors.push(self.factor(&j.relation)?);
+            }
+        }
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        let mut factor_cols = Vec::new();
+        for f in &factors {
+            let cols = columns_of(&f.plan)?;
+            for c in &cols {
+                *counts.entry(c.clone()).or_default() += 1;
+            }
+            factor_cols.push(cols);
+        }
+        // 2. Rename clashing columns to qualifier.name.
+        let mut scope = Scope::default();
+        let mut planned: Vec<(Arc<LogicalPlan>, HashSet<String>)> = Vec::new();
+        for (f, cols) in factors.into_iter().zip(factor_cols) {
+            let mut renamed = false;
+            let mut exprs = Vec::new();
+            let mut internals = HashSet::new();
+            for c in cols {
+                let internal = if counts[&c] > 1 { format!("{}.{c}", f.qualifier) } else { c.clone() };
+                if scope.columns.iter().any(|s| s.internal == internal) {
+                    return Err(SlothError::plan(format!("table name '{}' is used twice; give one an alias", f.qualifier)));
+                }
+                renamed |= internal != c;
+                exprs.push(if internal != c { col(c.as_str()).alias(internal.clone()) } else { col(c.as_str()) });
+                internals.insert(internal.clone());
+                scope.columns.push(ScopeColumn { qualifier: f.qualifier.clone(), name: c, internal });
+            }
+            let plan = if renamed { Arc::new(LogicalPlan::Project { input: f.plan, exprs }) } else { f.plan };
+            planned.push((plan, internals));
+        }
+        // 3. Explicit joins inside each FROM item.
+        let mut items: Vec<(Arc<LogicalPlan>, HashSet<String>)> = Vec::new();
+        let mut next = planned.into_iter();
+        for twj in from {
+            let (mut plan, mut cols) = next.next().expect("one factor per relation");
+            for j in &twj.joins {
+                let (right, rcols) = next.next().expect("one factor per join");
+                let (how, constraint) = match &j.join_operator {
+                    JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, Some(c)),
+                    JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, Some(c)),
+                    JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::Right, Some(c)),
+                    JoinOperator::FullOuter(c) => (JoinType::Full, Some(c)),
+                    JoinOperator::Semi(c) | JoinOperator::LeftSemi(c) => (JoinType::Semi, Some(c)),
+                    JoinOperator::Anti(c) | JoinOperator::LeftAnti(c) => (JoinType::Anti, Some(c)),
+                    JoinOperator::CrossJoin(_) => (JoinType::Cross, None),
+                    other => return Err(SlothError::unsupported(format!("join '{other:?}'").chars().take(60).collect::<String>())),
+                };
+                let on: Vec<Expr> = match constraint {
+                    None | Some(JoinConstraint::None) => vec![],
+                    Some(JoinConstraint::On(e)) => convert(e, &scope)?.split_conjunction(),
+                    Some(JoinConstraint::Using(names)) => names
+                        .iter()
+                        .map(|n| {
+                            let n = n.to_string().to_ascii_lowercase();
+                            let l = scope.columns.iter().find(|c| c.name == n && cols.contains(&c.internal));
+                            let r = scope.columns.iter().find(|c| c.name == n && rcols.contains(&c.internal));
+                            match (l, r) {
+                                (Some(l), Some(r)) => Ok(col(l.internal.as_str()).eq(col(r.internal.as_str()))),
+                                _ => Err(SlothError::plan(format!("USING column '{n}' is not on both sides"))),
+                            }
+                        })
+                        .collect::<Result<_>>()?,
+                    Some(other) => return Err(SlothError::unsupported(format!("join constraint {other:?}"))),
+                };
+                let (joined, residual) = join_on(plan, &cols, right, &rcols, on, how)?;
+                plan = joined;
+                if how.outputs_right() {
+                    cols.extend(rcols);
+                }
+                if let Some(r) = residual {
+                    plan = Arc::new(LogicalPlan::Filter { input: plan, predicate: r });
+                }
+            }
+            items.push((plan, cols));
+        }
+        // 4. Comma joins: combine items, taking join keys from WHERE equalities.
+        let mut items = items.into_iter();
+        let (mut plan, mut cols) = items.next().ok_or_else(|| SlothError::plan("empty FROM"))?;
+        let mut rest: Vec<(Arc<LogicalPlan>, HashSet<String>)> = items.collect();
+        let mut converted: Vec<Option<Expr>> = conjuncts.iter().map(|c| convert(c, &scope).ok()).collect();
+        while !rest.is_empty() {
+            // The first remaining item connected to what is joined so far.
+            let pick = rest
+                .iter()
+                .position(|(_, rc)| converted.iter().flatten().any(|e| equi_pair(e, &cols, rc).is_some()))
+                .unwrap_or(0);
+            let (right, rcols) = rest.remove(pick);
+            let mut on = Vec::new();
+            let mut i = 0;
+            while i < converted.len() {
+                if converted[i].as_ref().is_some_and(|e| equi_pair(e, &cols, &rcols).is_some()) {
+                    on.push(converted.remove(i).expect("checked"));
+                    conjuncts.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+            let how = if on.is_empty() { JoinType::Cross } else { JoinType::Inner };
+            let (joined, _) = join_on(plan, &cols, right, &rcols, on, how)?;
+            plan = joined;
+            cols.extend(rcols);
+        }
+        Ok((Arc::unwrap_or_clone(plan), scope, conjuncts))
+    }
+
+    fn plan_select(&mut self, s: &ast::Select, order_by: &[&ast::OrderByExpr]) -> Result<LogicalPlan> {
+        let conjuncts: Vec<ast::Expr> = s.selection.iter().flat_map(split_sql_conjunction).collect();
+        let (mut plan, scope, conjuncts) = if s.from.is_empty() {
+            return Err(SlothError::unsupported("SELECT without FROM"));
+        } else {
+            self.plan_from(&s.from, conjuncts)?
+        };
+        let filters = conjuncts.iter().map(|c| convert(c, &scope)).collect::<Result<Vec<_>>>()?;
+        if let Some(p) = Expr::conjunction(filters) {
+            plan = LogicalPlan::Filter { input: Arc::new(plan), predicate: p };
+        }
+
+        // Select items with output names.
+        let mut items: Vec<(Expr, String)> = Vec::new();
+        for item in &s.projection {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    let name = match e {
+                        ast::Expr::Identifier(i) => ident(i),
+                        ast::Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
+                        other => other.to_string().to_ascii_lowercase(),
+                    };
+                    items.push((convert(e, &scope)?, name));
+                }
+                SelectItem::ExprWithAlias { expr, alias } => items.push((convert(expr, &scope)?, ident(alias))),
+                SelectItem::Wildcard(_) => {
+                    for c in &scope.columns {
+                        items.push((col(c.internal.as_str()), c.name.clone()));
+                    }
+                }
+                SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = kind.to_string().to_ascii_lowercase();
+                    let q = q.trim_end_matches(".*").to_string();
+                    let before = items.len();
+                    for c in scope.columns.iter().filter(|c| c.qualifier == q) {
+                        items.push((col(c.internal.as_str()), c.name.clone()));
+                    }
+                    if items.len() == before {
+                        return Err(SlothError::plan(format!("no table named '{q}' in FROM")));
+                    }
+                }
+                other => return Err(SlothError::unsupported(format!("select item '{other}'"))),
+            }
+        }
+        dedupe_names(&mut items);
+
+        let group_exprs: Vec<&ast::Expr> = match &s.group_by {
+            ast::GroupByExpr::Expressions(e, _) => e.iter().collect(),
+            ast::GroupByExpr::All(_) => return Err(SlothError::unsupported("GROUP BY ALL")),
+        };
+        let having = s.having.as_ref().map(|h| convert(h, &scope)).transpose()?;
+        // ORDER BY: output ordinals and aliases first, then expressions.
+        let mut sort_exprs: Vec<(Expr, &ast::OrderByExpr)> = Vec::new();
+        for o in order_by {
+            let e = if let Some(i) = ordinal(&o.expr) {
+                let (_, name) = items.get(i).ok_or_else(|| SlothError::plan(format!("ORDER BY position {} is out of range", i + 1)))?;
+                Expr::Column(format!("\u{0}{name}"))
+            } else if let Some((_, name)) = match &o.expr {
+                ast::Expr::Identifier(i) => items.iter().find(|(_, n)| *n == ident(i)),
+                _ => None,
+            } {
+                Expr::Column(format!("\u{0}{name}"))
+            } else {
+                convert(&o.expr, &scope)?
+            };
+            sort_exprs.push((e, o));
+        }
+
+        let aggregate = !group_exprs.is_empty()
+            || having.is_some()
+            || items.iter().any(|(e, _)| e.contains_agg())
+            || sort_exprs.iter().any(|(e, _)| e.contains_agg());
+        if aggregate {
+            let keys: Vec<Expr> = group_exprs
+                .iter()
+                .map(|g| {
+                    if let Some(i) = ordinal(g) {
+                        return items.get(i).map(|(e, _)| e.clone()).ok_or_else(|| SlothError::plan(format!("GROUP BY position {} is out of range", i + 1)));
+                    }
+                    match convert(g, &scope) {
+                        Ok(e) => Ok(e),
+                        // GROUP BY an output alias.
+                        Err(err) => match g {
+                            ast::Expr::Identifier(i) => items.iter().find(|(_, n)| *n == ident(i)).map(|(e, _)| e.clone()).ok_or(err),
+                            _ => Err(err),
+                        },
+                    }
+                })
+                .collect::<Result<_>>()?;
+            let mut aggs: Vec<Expr> = Vec::new();
+            let mut collect = |e: &Expr| {
+                e.visit(&mut |n| {
+                    if matches!(n, Expr::Agg { .. }) && !aggs.contains(n) {
+                        aggs.push(n.clone());
+                    }
+                })
+            };
+            items.iter().for_each(|(e, _)| collect(e));
+            having.iter().for_each(&mut collect);
+            sort_exprs.iter().for_each(|(e, _)| collect(e));
+            let key_names: Vec<String> = (0..keys.len()).map(|i| format!("__k{i}")).collect();
+            let agg_names: Vec<String> = (0..aggs.len()).map(|i| format!("__a{i}")).collect();
+            let rewrite = |e: &Expr| -> Result<Expr> {
+                let out = replace_top_down(e, &|n| {
+                    if let Some(i) = keys.iter().position(|k| k == n) {
+                        return Some(col(key_names[i].as_str()));
+                    }
+                    if let Some(i) = aggs.iter().position(|a| a == n) {
+                        return Some(col(agg_names[i].as_str()));
+                    }
+                    None
+                });
+                for c in out.columns() {
+                    if !c.starts_with("__k") && !c.starts_with("__a") && !c.starts_with('\u{0}') {
+                        return Err(SlothError::plan(format!(
+                            "column '{c}' must appear in GROUP BY or be used in an aggregate function"
+                        )));
+                    }
+                }
+                Ok(out)
+            };
+            let new_items = items.iter().map(|(e, n)| Ok((rewrite(e)?, n.clone()))).collect::<Result<Vec<_>>>()?;
+            let new_having = having.as_ref().map(&rewrite).transpose()?;
+            let new_sorts = sort_exprs.iter().map(|(e, o)| Ok((rewrite(e)?, *o))).collect::<Result<Vec<_>>>()?;
+            plan = LogicalPlan::Aggregate {
+                input: Arc::new(plan),
+                keys: keys.into_iter().zip(&key_names).map(|(k, n)| k.alias(n.as_str())).collect(),
+                aggs: aggs.into_iter().zip(&agg_names).map(|(a, n)| a.alias(n.as_str())).collect(),
+            };
+            if let Some(h) = new_having {
+                plan = LogicalPlan::Filter { input: Arc::new(plan), predicate: h };
+            }
+            items = new_items;
+            sort_exprs = new_sorts;
+        }
+
+        // Projection, with hidden sort columns where ORDER BY needs them.
+        let mut exprs: Vec<Expr> = items.iter().map(|(e, n)| e.clone().alias(n.as_str())).collect();
+        let mut keys = Vec::new();
+        let mut hidden = 0;
+        for (e, o) in sort_exprs {
+            let key = if let Expr::Column(c) = &e
+                && let Some(name) = c.strip_prefix('\u{0}')
+            {
+                col(name)
+            } else if let Some((_, name)) = items.iter().find(|(ie, _)| *ie == e) {
+                col(name.as_str())
+            } else {
+                let name = format!("__s{hidden}");
+                hidden += 1;
+                exprs.push(e.alias(name.as_str()));
+                col(name)
+            };
+            keys.push(sort_key(key, o));
+        }
+        plan = LogicalPlan::Project { input: Arc::new(plan), exprs };
+        if s.distinct.is_some() {
+            if hidden > 0 {
+                return Err(SlothError::plan("with SELECT DISTINCT, ORDER BY expressions must appear in the select list"));
+            }
+            plan = LogicalPlan::Distinct { input: Arc::new(plan) };
+        }
+        if !keys.is_empty() {
+            plan = LogicalPlan::Sort { input: Arc::new(plan), by: keys };
+        }
+        if hidden > 0 {
+            let visible = items.iter().map(|(_, n)| col(n.as_str())).collect();
+            plan = LogicalPlan::Project { input: Arc::new(plan), exprs: visible };
+        }
+        Ok(plan)
+    }
+}
+
+fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
+    let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+    // SQL default (PostgreSQL, DuckDB): nulls sort as larger than any value.
+    let nulls_last = match o.options.nulls_first {
+        Some(first) => !first,
+        None => !descending,
+    };
+    SortKey { expr, descending, nulls_last }
+}
+
+fn ordinal(e: &ast::Expr) -> Option<usize> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse::<usize>().ok().filter(|i| *i > 0).map(|i| i - 1),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn split_sql_conjunction(e: &ast::Expr) -> Vec<ast::Expr> {
+    match e {
+        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::And, right } => {
+            let mut v = split_sql_conjunction(left);
+            v.extend(split_sql_conjunction(right));
+            v
+        }
+        ast::Expr::Nested(inner) if matches!(inner.as_ref(), ast::Expr::BinaryOp { op: ast::BinaryOperator::And, .. }) => {
+            split_sql_conjunction(inner)
+        }
+        e => vec![e.clone()],
+    }
+}
+
+fn dedupe_names(items: &mut [(Expr, String)]) {
+    let mut seen: HashSet<String> = HashSet::new();
+    for (_, name) in items.iter_mut() {
+        let mut candidate = name.clone();
+        let mut n = 1;
+        while !seen.insert(candidate.clone()) {
+            candidate = format!("{name}_{n}");
+            n += 1;
+        }
+        *name = candidate;
+    }
+}
+
+/// `a = b` with `a` over `left` columns only and `b` over `right` only (or
+/// swapped): returns `(left_expr, right_expr)`.
+fn equi_pair(e: &Expr, left: &HashSet<String>, right: &HashSet<String>) -> Option<(Expr, Expr)> {
+    let Expr::Binary { left: a, op: Operator::Eq, right: b } = e else { return None };
+    let within = |x: &Expr, cols: &HashSet<String>| {
+        let c = x.columns();
+        !c.is_empty() && c.iter().all(|n| cols.contains(n))
+    };
+    if within(a, left) && within(b, right) {
+        Some((a.as_ref().clone(), b.as_ref().clone()))
+    } else if within(b, left) && within(a, right) {
+        Some((b.as_ref().clone(), a.as_ref().clone()))
+    } else {
+        None
+    }
+}
+
+/// Joins with the equi-conjuncts of `on` as keys; returns the join and the
+/// residual predicate (inner joins only: outer-join residuals on the
+/// non-preserved side are pushed into that side).
+fn join_on(
+    left: Arc<LogicalPlan>,
+    lcols: &HashSet<String>,
+    right: Arc<LogicalPlan>,
+    rcols: &HashSet<String>,
+    on: Vec<Expr>,
+    how: JoinType,
+) -> Result<(Arc<LogicalPlan>, Option<Expr>)> {
+    let mut left_on = Vec::new();
+    let mut right_on = Vec::new();
+    let mut residual = Vec::new();
+    let mut right_only = Vec::new();
+    let mut left_only = Vec::new();
+    for c in on {
+        if let Some((l, r)) = equi_pair(&c, lcols, rcols) {
+            left_on.push(l);
+            right_on.push(r);
+        } else {
+            let cols = c.columns();
+            if !cols.is_empty() && cols.iter().all(|n| rcols.contains(n)) {
+                right_only.push(c);
+            } else if !cols.is_empty() && cols.iter().all(|n| lcols.contains(n)) {
+                left_only.push(c);
+            } else {
+                residual.push(c);
+            }
+        }
+    }
+    let (mut left, mut right) = (left, right);
+    // A condition on one side only filters that side's candidates; for the
+    // preserved side of an outer join it would change which rows are kept, so
+    // it stays a residual there (unsupported below).
+    let preserves_left = matches!(how, JoinType::Left | JoinType::Full | JoinType::Semi | JoinType::Anti);
+    let preserves_right = matches!(how, JoinType::Right | JoinType::Full);
+    if let Some(p) = Expr::conjunction(right_only.clone()) {
+        if preserves_right {
+            residual.extend(right_only);
+        } else {
+            right = Arc::new(LogicalPlan::Filter { input: right, predicate: p });
+        }
+    }
+    if let Some(p) = Expr::conjunction(left_only.clone()) {
+        if preserves_left {
+            residual.extend(left_only);
+        } else {
+            left = Arc::new(LogicalPlan::Filter { input: left, predicate: p });
+        }
+    }
+    let how = if how == JoinType::Cross && !left_on.is_empty() { JoinType::Inner } else { how };
+    if how != JoinType::Inner && how != JoinType::Cross && !residual.is_empty() {
+        return Err(SlothError::unsupported(format!(
+            "{how:?} join condition '{}' that is not an equality between the two sides",
+            Expr::conjunction(residual).expect("non-empty")
+        )));
+    }
+    if how != JoinType::Cross && left_on.is_empty() {
+        if how == JoinType::Inner {
+            let j = LogicalPlan::Join { left, right, left_on, right_on, how: JoinType::Cross };
+            return Ok((Arc::new(j), Expr::conjunction(residual)));
+        }
+        return Err(SlothError::unsupported(format!("{how:?} join without an equality condition")));
+    }
+    let j = LogicalPlan::Join { left, right, left_on, right_on, how };
+    Ok((Arc::new(j), Expr::conjunction(residual)))
+}
