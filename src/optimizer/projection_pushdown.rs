@@ -1,9 +1,193 @@
-//! TODO
-use crate::error::Result;
-use crate::plan::LogicalPlan;
+//! Projection pushdown: read and carry only the columns the query uses.
+//!
+//! Walks the plan top-down with the set of column names the parent needs:
+//! projections and aggregations drop outputs nobody reads, and scans get a
+//! column list, so Parquet and CSV readers decode only those columns.
+//!
+//! ```text
+//! before: Aggregate keys=[] aggs=[sum(l_quantity) AS s]
+//!           Scan parquet 'lineitem.parquet'
+//! after:  Aggregate keys=[] aggs=[sum(l_quantity) AS s]
+//!           Scan parquet 'lineitem.parquet' columns=[l_quantity]
+//! ```
+//! Inputs whose column set is positional (union) or semantic (distinct) keep
+//! their exact columns; join inputs keep columns whose names clash with the
+//! other side, so suffixed output names do not change.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
 use super::OptimizerRule;
+use crate::error::Result;
+use crate::expr::{Expr, col};
+use crate::plan::{JoinType, LogicalPlan, Scan, join_schema};
+
+/// See the module documentation.
 pub struct ProjectionPushdown;
+
 impl OptimizerRule for ProjectionPushdown {
-    fn name(&self) -> &'static str { "projection_pushdown" }
-    fn rewrite(&self, _plan: &LogicalPlan) -> Result<Option<LogicalPlan>> { Ok(None) }
+    fn name(&self) -> &'static str {
+        "projection_pushdown"
+    }
+    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
+        prune(plan, None).map(Some)
+    }
+}
+
+type Needed = Option<BTreeSet<String>>;
+
+fn add_columns(set: &mut BTreeSet<String>, exprs: &[Expr]) {
+    for e in exprs {
+        set.extend(e.columns());
+    }
+}
+
+fn wants(needed: &Needed, name: &str) -> bool {
+    needed.as_ref().is_none_or(|n| n.contains(name))
+}
+
+/// Rewrites `plan` so that it computes at least the `needed` columns (all when `None`).
+fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
+    Ok(match plan {
+        LogicalPlan::Scan(scan) => {
+            let full = scan.source.schema();
+            let mut keep: BTreeSet<String> = match &needed {
+                None => return Ok(plan.clone()),
+                Some(n) => n.clone(),
+            };
+            add_columns(&mut keep, &scan.filters);
+            let current: Vec<usize> = scan.projection.clone().unwrap_or_else(|| (0..full.fields().len()).collect());
+            let mut projection: Vec<usize> = current.iter().copied().filter(|&i| keep.contains(full.field(i).name())).collect();
+            if projection.is_empty() {
+                // Nothing read, but the row count matters (count(*)): keep one column.
+                projection.push(current[0]);
+            }
+            LogicalPlan::Scan(Scan { source: scan.source.clone(), projection: Some(projection), filters: scan.filters.clone() })
+        }
+        LogicalPlan::Project { input, exprs } => {
+            let kept: Vec<Expr> = exprs.iter().filter(|e| wants(&needed, &e.output_name())).cloned().collect();
+            let kept = if kept.is_empty() { exprs[..1.min(exprs.len())].to_vec() } else { kept };
+            let mut child = BTreeSet::new();
+            add_columns(&mut child, &kept);
+            LogicalPlan::Project { input: Arc::new(prune(input, Some(child))?), exprs: kept }
+        }
+        LogicalPlan::Filter { input, predicate } => {
+            let child = needed.map(|mut n| {
+                n.extend(predicate.columns());
+                n
+            });
+            LogicalPlan::Filter { input: Arc::new(prune(input, child)?), predicate: predicate.clone() }
+        }
+        LogicalPlan::Sort { input, by } => {
+            let child = needed.map(|mut n| {
+                by.iter().for_each(|k| n.extend(k.expr.columns()));
+                n
+            });
+            LogicalPlan::Sort { input: Arc::new(prune(input, child)?), by: by.clone() }
+        }
+        LogicalPlan::Slice { input, offset, len } => {
+            LogicalPlan::Slice { input: Arc::new(prune(input, needed)?), offset: *offset, len: *len }
+        }
+        LogicalPlan::Aggregate { input, keys, aggs } => {
+            let mut kept: Vec<Expr> = aggs.iter().filter(|a| wants(&needed, &a.output_name())).cloned().collect();
+            if kept.is_empty() && keys.is_empty() && !aggs.is_empty() {
+                // A global aggregate still yields one row.
+                kept.push(aggs[0].clone());
+            }
+            let mut child = BTreeSet::new();
+            add_columns(&mut child, keys);
+            add_columns(&mut child, &kept);
+            LogicalPlan::Aggregate { input: Arc::new(prune(input, Some(child))?), keys: keys.clone(), aggs: kept }
+        }
+        LogicalPlan::Join { left, right, left_on, right_on, how } => {
+            let (ls, rs) = (left.schema()?, right.schema()?);
+            let out = join_schema(&ls, &rs, *how);
+            let n_left = ls.fields().len();
+            let mut lneed = BTreeSet::new();
+            let mut rneed = BTreeSet::new();
+            add_columns(&mut lneed, left_on);
+            add_columns(&mut rneed, right_on);
+            for (i, f) in out.fields().iter().enumerate() {
+                if !wants(&needed, f.name()) {
+                    continue;
+                }
+                if i < n_left {
+                    lneed.insert(ls.field(i).name().clone());
+                } else {
+                    rneed.insert(rs.field(i - n_left).name().clone());
+                }
+            }
+            // Keep name clashes so the right side's suffixes stay the same.
+            if how.outputs_right() {
+                for f in ls.fields() {
+                    if rs.field_with_name(f.name()).is_ok() {
+                        lneed.insert(f.name().clone());
+                        rneed.insert(f.name().clone());
+                    }
+                }
+            }
+            let (lneed, rneed) = if *how == JoinType::Cross && needed.is_none() { (None, None) } else { (Some(lneed), Some(rneed)) };
+            LogicalPlan::Join {
+                left: Arc::new(prune(left, lneed)?),
+                right: Arc::new(prune(right, rneed)?),
+                left_on: left_on.to_vec(),
+                right_on: right_on.to_vec(),
+                how: *how,
+            }
+        }
+        LogicalPlan::Union { inputs } => {
+            // Positional: each input computes exactly the needed columns, in order.
+            let out: Vec<String> = plan.schema()?.fields().iter().map(|f| f.name().clone()).collect();
+            let positions: Vec<usize> = (0..out.len()).filter(|&i| wants(&needed, &out[i])).collect();
+            let mut new_inputs = Vec::new();
+            for i in inputs {
+                let theirs: Vec<String> = i.schema()?.fields().iter().map(|f| f.name().clone()).collect();
+                let pick: BTreeSet<String> = positions.iter().map(|&p| theirs[p].clone()).collect();
+                let pruned = prune(i, Some(pick))?;
+                let exact = positions.iter().map(|&p| col(theirs[p].as_str())).collect();
+                new_inputs.push(Arc::new(LogicalPlan::Project { input: Arc::new(pruned), exprs: exact }));
+            }
+            LogicalPlan::Union { inputs: new_inputs }
+        }
+        LogicalPlan::Distinct { input } => {
+            // Distinct depends on every column it sees.
+            LogicalPlan::Distinct { input: Arc::new(prune(input, None)?) }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::LazyFrame;
+    use arrow::array::{ArrayRef, Int64Array};
+    use arrow::record_batch::RecordBatch;
+
+    fn t(names: &[&str]) -> LazyFrame {
+        let cols: Vec<(&str, ArrayRef)> = names.iter().map(|n| (*n, Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef)).collect();
+        LazyFrame::from_batches(vec![RecordBatch::try_from_iter(cols).unwrap()]).unwrap()
+    }
+
+    fn optimized(lf: &LazyFrame) -> String {
+        ProjectionPushdown.rewrite(lf.logical_plan()).unwrap().unwrap().to_string()
+    }
+
+    #[test]
+    fn aggregate_reads_only_its_column() {
+        let lf = t(&["a", "b", "c"]).agg([col("b").sum().alias("s")]);
+        assert_eq!(lf.logical_plan().to_string(), "Aggregate keys=[] aggs=[sum(b) AS s]\n  Scan memory (3 rows)\n");
+        assert_eq!(optimized(&lf), "Aggregate keys=[] aggs=[sum(b) AS s]\n  Scan memory (3 rows) columns=[b]\n");
+    }
+
+    #[test]
+    fn unused_projection_outputs_are_dropped() {
+        let lf = t(&["a", "b", "c"]).with_columns([(col("a") + col("b")).alias("ab")]).select([col("c")]);
+        assert_eq!(optimized(&lf), "Project [c]\n  Project [c]\n    Scan memory (3 rows) columns=[c]\n");
+    }
+
+    #[test]
+    fn count_star_keeps_one_column() {
+        let lf = t(&["a", "b"]).agg([crate::expr::count_star().alias("n")]);
+        assert_eq!(optimized(&lf), "Aggregate keys=[] aggs=[count(*) AS n]\n  Scan memory (3 rows) columns=[a]\n");
+    }
 }

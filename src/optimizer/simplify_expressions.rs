@@ -1,9 +1,143 @@
-//! TODO
-use crate::error::Result;
-use crate::plan::LogicalPlan;
+//! Constant folding and boolean simplification.
+//!
+//! Rewrites every expression of the plan bottom-up:
+//! - operations on constants are computed once: `1 + 2` → `3`,
+//!   `DATE '1998-12-01' - INTERVAL '90' DAY` → `DATE '1998-09-02'`;
+//! - `x AND true` → `x`, `x AND false` → `false`, `x OR true` → `true`,
+//!   `x OR false` → `x`, `NOT NOT x` → `x`;
+//! - a filter whose predicate folds to `true` is removed.
+//!
+//! ```text
+//! before: Filter (l_shipdate <= (DATE '1998-12-01' - INTERVAL '90 days') AND true)
+//! after:  Filter (l_shipdate <= DATE '1998-09-02')
+//! ```
+//! Folding runs the same kernels as execution, on a one-row batch, so the
+//! folded constant is exactly what each row would have computed.
+
+use std::sync::Arc;
+
+use arrow::datatypes::Schema;
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+
 use super::OptimizerRule;
+use crate::error::Result;
+use crate::expr::{Expr, Operator, ScalarValue};
+use crate::physical::expr::PhysicalExpr;
+use crate::plan::LogicalPlan;
+
+/// See the module documentation.
 pub struct SimplifyExpressions;
+
+fn is_bool(e: &Expr, v: bool) -> bool {
+    matches!(e, Expr::Literal(ScalarValue::Boolean(Some(b))) if *b == v)
+}
+
+fn fold(e: Expr) -> Expr {
+    e.transform(&mut |node| match node {
+        Expr::Binary { left, op: Operator::And, right } if is_bool(&left, true) => *right,
+        Expr::Binary { left, op: Operator::And, right } if is_bool(&right, true) => *left,
+        Expr::Binary { left, op: Operator::And, right } if is_bool(&left, false) || is_bool(&right, false) => {
+            Expr::Literal(ScalarValue::Boolean(Some(false)))
+        }
+        Expr::Binary { left, op: Operator::Or, right } if is_bool(&left, false) => *right,
+        Expr::Binary { left, op: Operator::Or, right } if is_bool(&right, false) => *left,
+        Expr::Binary { left, op: Operator::Or, right } if is_bool(&left, true) || is_bool(&right, true) => {
+            Expr::Literal(ScalarValue::Boolean(Some(true)))
+        }
+        Expr::Not(inner) => match *inner {
+            Expr::Not(x) => *x,
+            other => evaluate_constant(Expr::Not(Box::new(other))),
+        },
+        other => evaluate_constant(other),
+    })
+}
+
+/// Computes an expression whose children are all constants.
+fn evaluate_constant(e: Expr) -> Expr {
+    let all_literal = !e.children().is_empty() && e.children().iter().all(|c| matches!(c, Expr::Literal(_)));
+    if !all_literal || matches!(e, Expr::Agg { .. } | Expr::Alias(..)) {
+        return e;
+    }
+    let schema = Schema::empty();
+    let Ok(p) = PhysicalExpr::compile(&e, &schema) else { return e };
+    let options = RecordBatchOptions::new().with_row_count(Some(1));
+    let Ok(batch) = RecordBatch::try_new_with_options(Arc::new(schema), vec![], &options) else { return e };
+    match crate::kernels::eval::evaluate_array(&p, &batch) {
+        Ok(a) => match ScalarValue::from_array(&a, 0) {
+            // Keep the type exactly: only fold when the literal round-trips it.
+            Some(v) if v.data_type() == *a.data_type() => Expr::Literal(v),
+            _ => e,
+        },
+        Err(_) => e,
+    }
+}
+
+fn simplify_node(plan: LogicalPlan) -> Result<LogicalPlan> {
+    Ok(match plan {
+        LogicalPlan::Filter { input, predicate } => {
+            let predicate = fold(predicate);
+            if is_bool(&predicate, true) {
+                return Ok(Arc::unwrap_or_clone(input));
+            }
+            LogicalPlan::Filter { input, predicate }
+        }
+        LogicalPlan::Project { input, exprs } => {
+            LogicalPlan::Project { input, exprs: exprs.into_iter().map(|e| keep_name(e, fold)).collect() }
+        }
+        LogicalPlan::Aggregate { input, keys, aggs } => LogicalPlan::Aggregate {
+            input,
+            keys: keys.into_iter().map(|e| keep_name(e, fold)).collect(),
+            aggs: aggs.into_iter().map(|e| keep_name(e, fold)).collect(),
+        },
+        other => other,
+    })
+}
+
+/// Folds `e` but keeps its output name.
+fn keep_name(e: Expr, f: impl Fn(Expr) -> Expr) -> Expr {
+    let name = e.output_name();
+    let folded = f(e);
+    if folded.output_name() == name { folded } else { folded.unalias().clone().alias(name) }
+}
+
 impl OptimizerRule for SimplifyExpressions {
-    fn name(&self) -> &'static str { "simplify_expressions" }
-    fn rewrite(&self, _plan: &LogicalPlan) -> Result<Option<LogicalPlan>> { Ok(None) }
+    fn name(&self) -> &'static str {
+        "simplify_expressions"
+    }
+    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
+        plan.transform_up(&mut simplify_node).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{col, date, lit};
+    use crate::frame::LazyFrame;
+
+    fn plan() -> LazyFrame {
+        let b = RecordBatch::try_from_iter(vec![(
+            "d",
+            Arc::new(arrow::array::Date32Array::from(vec![0, 10_000])) as arrow::array::ArrayRef,
+        )])
+        .unwrap();
+        LazyFrame::from_batches(vec![b]).unwrap()
+    }
+
+    #[test]
+    fn folds_constants_and_boolean_identities() {
+        let iv = ScalarValue::Interval { months: 0, days: 90, nanos: 0 };
+        let lf = plan().filter(col("d").lt_eq(lit(date("1998-12-01")) - lit(iv)).and(lit(true)));
+        let before = lf.logical_plan().to_string();
+        let after = SimplifyExpressions.rewrite(lf.logical_plan()).unwrap().unwrap().to_string();
+        assert_eq!(before.lines().next().unwrap(), "Filter ((d <= (DATE '1998-12-01' - INTERVAL '0 months 90 days 0 ns')) AND true)");
+        assert_eq!(after.lines().next().unwrap(), "Filter (d <= DATE '1998-09-02')");
+    }
+
+    #[test]
+    fn removes_always_true_filter() {
+        let lf = plan().filter(lit(1).lt(lit(2)).or(col("d").is_null()));
+        let after = SimplifyExpressions.rewrite(lf.logical_plan()).unwrap().unwrap().to_string();
+        assert_eq!(after.trim(), "Scan memory (2 rows)");
+    }
 }
