@@ -1,0 +1,139 @@
+//! The optimizer never changes results: random plans over random data with
+//! nulls, run with the optimizer on, off, and with each rule off, must give
+//! the same rows (compared as sorted CSV).
+
+mod common;
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, StringArray};
+use arrow::record_batch::RecordBatch;
+use proptest::prelude::*;
+use sloth::prelude::*;
+
+fn table(rows: &[(Option<i64>, Option<i64>, Option<u8>)], prefix: &str) -> LazyFrame {
+    let a: ArrayRef = Arc::new(Int64Array::from(rows.iter().map(|r| r.0).collect::<Vec<_>>()));
+    let b: ArrayRef = Arc::new(Int64Array::from(rows.iter().map(|r| r.1).collect::<Vec<_>>()));
+    let s: ArrayRef = Arc::new(StringArray::from(rows.iter().map(|r| r.2.map(|v| format!("s{v}"))).collect::<Vec<_>>()));
+    let batch = RecordBatch::try_from_iter(vec![(format!("{prefix}a"), a), (format!("{prefix}b"), b), (format!("{prefix}s"), s)]).unwrap();
+    LazyFrame::from_batches_with_schema(batch.schema(), common::split(&batch, 7)).unwrap()
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Filter(u8, i64),
+    WithColumn(i64),
+    SelectSome,
+    SortLimit(bool, usize),
+    GroupBy,
+    Join(u8),
+    Union,
+    Unique,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0u8..6, -3i64..4).prop_map(|(k, v)| Step::Filter(k, v)),
+        (-2i64..3).prop_map(Step::WithColumn),
+        Just(Step::SelectSome),
+        (any::<bool>(), 0usize..8).prop_map(|(d, n)| Step::SortLimit(d, n)),
+        Just(Step::GroupBy),
+        (0u8..6).prop_map(Step::Join),
+        Just(Step::Union),
+        Just(Step::Unique),
+    ]
+}
+
+fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
+    let names: Vec<String> = lf.schema().unwrap().fields().iter().map(|f| f.name().clone()).collect();
+    let first_int = names.iter().find(|n| !n.ends_with('s')).cloned().unwrap_or_else(|| names[0].clone());
+    match step {
+        Step::Filter(k, v) => {
+            let c = col(first_int.as_str());
+            lf.filter(match k {
+                0 => c.gt(lit(*v)),
+                1 => c.clone().eq(lit(*v)).or(c.is_null()),
+                2 => c.lt_eq(lit(*v)).and(lit(true)),
+                3 => c.is_not_null().not(),
+                4 => c.is_in([lit(*v), lit(v + 1)]),
+                _ => lit(1).lt(lit(2)).and(c.neq(lit(*v))),
+            })
+        }
+        Step::WithColumn(v) => lf.with_columns([(col(first_int.as_str()) * lit(*v) + lit(1)).alias("w")]),
+        Step::SelectSome => {
+            let keep: Vec<Expr> = names.iter().step_by(2).map(|n| col(n.as_str())).collect();
+            lf.select(keep)
+        }
+        Step::SortLimit(desc, n) => {
+            // Sort by every column so the kept rows are fully determined.
+            let by: Vec<Expr> = names.iter().map(|n| col(n.as_str())).collect();
+            lf.sort(by, vec![*desc], false).limit(*n)
+        }
+        Step::GroupBy => lf
+            .group_by([col(names[0].as_str())])
+            .agg([count_star().alias("n"), col(names.last().unwrap().as_str()).max().alias("mx")]),
+        Step::Join(h) => {
+            let how = [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full, JoinType::Semi, JoinType::Anti][*h as usize];
+            lf.join(other, [col(first_int.as_str())], [col("ra")], how)
+        }
+        Step::Union => lf.union(&[lf.clone()]),
+        Step::Unique => lf.unique(),
+    }
+}
+
+fn row() -> impl Strategy<Value = (Option<i64>, Option<i64>, Option<u8>)> {
+    (proptest::option::weighted(0.85, -3i64..4), proptest::option::weighted(0.85, -3i64..4), proptest::option::weighted(0.85, 0u8..3))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+    #[test]
+    fn optimized_equals_unoptimized(
+        left in proptest::collection::vec(row(), 0..25),
+        right in proptest::collection::vec(row(), 0..12),
+        steps in proptest::collection::vec(step(), 1..5),
+    ) {
+        let other = table(&right, "r");
+        let mut lf = table(&left, "");
+        for s in &steps {
+            lf = apply(lf, s, &other);
+        }
+        let reference = lf.collect_unoptimized().unwrap().to_sorted_csv().unwrap();
+        let optimized = lf.collect().unwrap().to_sorted_csv().unwrap();
+        prop_assert_eq!(&reference, &optimized, "plan:\n{}", lf.explain(true).unwrap());
+        for rule in OptimizerOptions::rule_names() {
+            let one_off = lf.clone().with_optimizer(OptimizerOptions::default().disable(rule)).collect().unwrap().to_sorted_csv().unwrap();
+            prop_assert_eq!(&reference, &one_off, "with {} off", rule);
+        }
+    }
+}
+
+/// Regressions that Polars users reported for their optimizer.
+#[test]
+fn filter_is_not_pushed_past_sort_head() {
+    let t = table(&[(Some(3), None, None), (Some(1), None, None), (Some(2), None, None)], "");
+    let lf = t.sort(vec![col("a")], vec![false], false).limit(1).filter(col("a").gt(lit(1)));
+    assert!(lf.collect().unwrap().num_rows() == 0);
+}
+
+#[test]
+fn filter_is_not_pushed_through_union_with_slice() {
+    let t = table(&[(Some(1), None, None), (Some(2), None, None)], "");
+    let lf = t.union(&[t.clone()]).slice(1, Some(2)).filter(col("a").eq(lit(2)));
+    assert_eq!(common::rows(&lf.select([col("a")])), vec!["2"]);
+}
+
+#[test]
+fn filter_on_null_side_of_left_join_is_not_pushed() {
+    let l = table(&[(Some(1), None, None), (Some(2), None, None)], "");
+    let r = table(&[(Some(1), Some(5), None)], "r");
+    let lf = l.join(&r, [col("a")], [col("ra")], JoinType::Left).filter(col("rb").is_null());
+    assert_eq!(common::rows(&lf.select([col("a")])), vec!["2"]);
+}
+
+#[test]
+fn filter_comparing_with_aggregate_stays_above_it() {
+    let t = table(&[(Some(1), Some(1), None), (Some(1), Some(3), None), (Some(2), Some(2), None)], "");
+    let lf = t.group_by([col("a")]).agg([col("b").min().alias("mn"), col("b").max().alias("mx")]).filter(col("mx").eq(col("mn")));
+    assert_eq!(common::rows(&lf), vec!["2|2|2"]);
+}
