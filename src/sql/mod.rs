@@ -92,8 +92,17 @@ impl SqlContext {
     }
 
     fn parse(&self, sql: &str) -> Result<Statement> {
-        let mut stmts =
-            Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| SlothError::SqlSyntax(e.to_string()))?;
+        let mut stmts = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| {
+            let msg = e.to_string();
+            if msg.contains("Line:") {
+                SlothError::SqlSyntax(msg)
+            } else {
+                // The parser ran off the end: point at the end of the text.
+                let line = sql.lines().count().max(1);
+                let column = sql.lines().last().map_or(0, |l| l.chars().count()) + 1;
+                SlothError::SqlSyntax(format!("{msg} at Line: {line}, Column: {column}"))
+            }
+        })?;
         match stmts.len() {
             1 => Ok(stmts.remove(0)),
             0 => Err(SlothError::SqlSyntax("empty statement".into())),

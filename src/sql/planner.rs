@@ -227,7 +227,7 @@ impl<'a> QueryPlanner<'a> {
 
     /// Plans FROM: returns the joined plan, its scope, and the WHERE conjuncts
     /// not consumed as join keys.
-    fn plan_from(&mut self, from: &[ast::TableWithJoins], mut conjuncts: Vec<ast::Expr>) -> Result<(LogicalPlan, Scope, Vec<ast::Expr>)> {
+    fn plan_from(&mut self, from: &[ast::TableWithJoins], conjuncts: Vec<ast::Expr>) -> Result<(LogicalPlan, Scope, Vec<Expr>)> {
         // 1. All factors, in order, to find clashing names.
         let mut factors: Vec<Factor> = Vec::new();
         for twj in from {
@@ -314,20 +314,22 @@ impl<'a> QueryPlanner<'a> {
         let mut items = items.into_iter();
         let (mut plan, mut cols) = items.next().ok_or_else(|| SlothError::plan("empty FROM"))?;
         let mut rest: Vec<(Arc<LogicalPlan>, HashSet<String>)> = items.collect();
-        let mut converted: Vec<Option<Expr>> = conjuncts.iter().map(|c| convert(c, &scope).ok()).collect();
+        let mut converted: Vec<Expr> = Vec::new();
+        for c in &conjuncts {
+            converted.extend(factor_or(convert(c, &scope)?));
+        }
         while !rest.is_empty() {
             // The first remaining item connected to what is joined so far.
             let pick = rest
                 .iter()
-                .position(|(_, rc)| converted.iter().flatten().any(|e| equi_pair(e, &cols, rc).is_some()))
+                .position(|(_, rc)| converted.iter().any(|e| equi_pair(e, &cols, rc).is_some()))
                 .unwrap_or(0);
             let (right, rcols) = rest.remove(pick);
             let mut on = Vec::new();
             let mut i = 0;
             while i < converted.len() {
-                if converted[i].as_ref().is_some_and(|e| equi_pair(e, &cols, &rcols).is_some()) {
-                    on.push(converted.remove(i).expect("checked"));
-                    conjuncts.remove(i);
+                if equi_pair(&converted[i], &cols, &rcols).is_some() {
+                    on.push(converted.remove(i));
                 } else {
                     i += 1;
                 }
@@ -337,7 +339,7 @@ impl<'a> QueryPlanner<'a> {
             plan = joined;
             cols.extend(rcols);
         }
-        Ok((Arc::unwrap_or_clone(plan), scope, conjuncts))
+        Ok((Arc::unwrap_or_clone(plan), scope, converted))
     }
 
     fn plan_select(&mut self, s: &ast::Select, order_by: &[&ast::OrderByExpr]) -> Result<LogicalPlan> {
@@ -347,8 +349,7 @@ impl<'a> QueryPlanner<'a> {
         } else {
             self.plan_from(&s.from, conjuncts)?
         };
-        let filters = conjuncts.iter().map(|c| convert(c, &scope)).collect::<Result<Vec<_>>>()?;
-        if let Some(p) = Expr::conjunction(filters) {
+        if let Some(p) = Expr::conjunction(conjuncts) {
             plan = LogicalPlan::Filter { input: Arc::new(plan), predicate: p };
         }
 
@@ -545,6 +546,37 @@ fn split_sql_conjunction(e: &ast::Expr) -> Vec<ast::Expr> {
         }
         e => vec![e.clone()],
     }
+}
+
+/// `(A AND X) OR (A AND Y)` → `[A, X OR Y]`: pulls conjuncts common to every
+/// branch of a disjunction out of it, so that join keys hidden in ORs
+/// (TPC-H Q19) become visible to the join planner.
+fn factor_or(e: Expr) -> Vec<Expr> {
+    fn disjuncts(e: Expr) -> Vec<Expr> {
+        match e {
+            Expr::Binary { left, op: Operator::Or, right } => {
+                let mut v = disjuncts(*left);
+                v.extend(disjuncts(*right));
+                v
+            }
+            e => vec![e],
+        }
+    }
+    let branches: Vec<Vec<Expr>> = disjuncts(e.clone()).into_iter().map(|d| d.split_conjunction()).collect();
+    if branches.len() < 2 {
+        return vec![e];
+    }
+    let common: Vec<Expr> = branches[0].iter().filter(|c| branches[1..].iter().all(|b| b.contains(c))).cloned().collect();
+    if common.is_empty() {
+        return vec![e];
+    }
+    let rest: Vec<Expr> = branches
+        .into_iter()
+        .map(|b| Expr::conjunction(b.into_iter().filter(|c| !common.contains(c))).unwrap_or(crate::expr::lit(true)))
+        .collect();
+    let mut out = common;
+    out.push(rest.into_iter().reduce(|a, b| a.or(b)).expect("two or more branches"));
+    out
 }
 
 fn dedupe_names(items: &mut [(Expr, String)]) {
