@@ -1,0 +1,108 @@
+//! The `sloth` binary: exit codes, one-line errors, formats, and the REPL
+//! driven through piped stdin.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn sloth() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sloth"))
+}
+
+fn csv_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "id,name,score\n1,ann,3.5\n2,bob,\n3,cid,1.0\n").unwrap();
+    dir
+}
+
+#[test]
+fn sql_over_a_csv_directory_in_every_format() {
+    let dir = csv_dir();
+    let run = |fmt: &str| {
+        let out = sloth()
+            .args(["sql", "--data"])
+            .arg(dir.path())
+            .args(["--format", fmt, "-c", "select name, score from t where id >= 2 order by id"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(run("csv"), "name,score\nbob,\ncid,1.0\n");
+    assert_eq!(run("json"), "[{\"name\":\"bob\"},{\"name\":\"cid\",\"score\":1.0}]\n");
+    assert!(run("table").contains("| cid  | 1.0   |"));
+    // Parquet output, read back.
+    let out_file = dir.path().join("out.parquet");
+    let st = sloth()
+        .args(["sql", "--table"])
+        .arg(format!("t={}", dir.path().join("t.csv").display()))
+        .args(["--format", "parquet", "--output"])
+        .arg(&out_file)
+        .args(["-c", "select id from t"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let back = sloth().args(["sql", "--table"]).arg(format!("o={}", out_file.display())).args(["--format", "csv", "-c", "select sum(id) as s from o"]).output().unwrap();
+    assert_eq!(String::from_utf8(back.stdout).unwrap(), "s\n6\n");
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_one_line() {
+    let dir = csv_dir();
+    let bad_dir = tempfile::tempdir().unwrap();
+    let bad = bad_dir.path().join("bad.csv");
+    std::fs::write(&bad, "a,b\n1,2\n3,x,4\n").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["sql".into(), "--table".into(), "t=/no/such.csv".into(), "-c".into(), "select 1".into()], "/no/such.csv"),
+        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "-c".into(), "select nope from t".into()], "unknown column 'nope'"),
+        (vec!["sql".into(), "--table".into(), format!("bad={}", bad.display()), "-c".into(), "select * from bad".into()], "malformed CSV"),
+        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "-c".into(), "select from where".into()], "Line: 1"),
+        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "-c".into(), "select * from zz".into()], "registered tables: t"),
+        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "--disable-rule".into(), "nope".into(), "-c".into(), "select * from t".into()], "unknown optimizer rule"),
+    ];
+    for (args, needle) in cases {
+        let out = sloth().args(&args).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn repl_runs_dot_commands_and_multi_line_statements() {
+    let dir = csv_dir();
+    let mut child = sloth()
+        .args(["sql", "--data"])
+        .arg(dir.path())
+        .env("HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b".tables\n.schema t\n.mode csv\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t;\n.quit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success());
+    assert!(stdout.contains("\nt\n"), "{stdout}");
+    assert!(stdout.contains("id Int64\nname Utf8\nscore Float64"), "{stdout}");
+    assert!(stdout.contains("n\n3\n"), "{stdout}");
+    assert!(stdout.contains("m\n3\n") && stdout.contains("Run Time:"), "{stdout}");
+    assert!(stderr.contains("unknown column 'nope'"), "{stderr}");
+}
+
+#[test]
+fn explain_shows_pushdown() {
+    let dir = csv_dir();
+    let out = sloth().args(["explain", "--data"]).arg(dir.path()).args(["-c", "select name from t where id > 1"]).output().unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("rules fired: ") && s.contains("predicate_pushdown"), "{s}");
+    assert!(s.contains("filters=[(id > 1)]") && s.contains("columns=[id, name]"), "{s}");
+}
