@@ -286,6 +286,9 @@ fn generate(g: Gen) -> Result<()> {
             eprintln!("wrote TPC-H SF {scale} to {}", out.display());
         }
         Gen::H2oGroupby { rows, groups, out } => {
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
             let batches = sloth::datagen::h2o_groupby(rows, groups)?;
             let df = DataFrame::from_batches(batches)?;
             write_by_extension(&df, &out)?;
