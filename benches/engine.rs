@@ -8,7 +8,10 @@ use sloth::datagen::{h2o_groupby, h2o_join};
 use sloth::prelude::*;
 
 fn rows() -> usize {
-    std::env::var("SLOTH_BENCH_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000)
+    std::env::var("SLOTH_BENCH_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000)
 }
 
 fn bench(c: &mut Criterion) {
@@ -18,23 +21,49 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(n as u64));
     g.bench_function("filter_int_and_float", |b| {
-        b.iter(|| x.filter(col("v1").gt(lit(2)).and(col("v3").lt(lit(50.0)))).select([col("id4"), col("v3")]).collect().unwrap())
+        b.iter(|| {
+            x.filter(col("v1").gt(lit(2)).and(col("v3").lt(lit(50.0))))
+                .select([col("id4"), col("v3")])
+                .collect()
+                .unwrap()
+        })
     });
     g.bench_function("groupby_int_key_low_card_sum", |b| {
-        b.iter(|| x.group_by([col("id4")]).agg([col("v1").sum()]).collect().unwrap())
+        b.iter(|| {
+            x.group_by([col("id4")])
+                .agg([col("v1").sum()])
+                .collect()
+                .unwrap()
+        })
     });
     g.bench_function("groupby_string_key_low_card_sum", |b| {
-        b.iter(|| x.group_by([col("id1")]).agg([col("v1").sum()]).collect().unwrap())
+        b.iter(|| {
+            x.group_by([col("id1")])
+                .agg([col("v1").sum()])
+                .collect()
+                .unwrap()
+        })
     });
     g.bench_function("groupby_int_key_high_card_sum_mean", |b| {
-        b.iter(|| x.group_by([col("id6")]).agg([col("v1").sum(), col("v3").mean()]).collect().unwrap())
+        b.iter(|| {
+            x.group_by([col("id6")])
+                .agg([col("v1").sum(), col("v3").mean()])
+                .collect()
+                .unwrap()
+        })
     });
     drop(x);
     let tables = h2o_join(n).unwrap();
-    let get = |name: &str| LazyFrame::from_batches(tables.iter().find(|(t, _)| *t == name).unwrap().1.clone()).unwrap();
+    let get = |name: &str| {
+        LazyFrame::from_batches(tables.iter().find(|(t, _)| *t == name).unwrap().1.clone()).unwrap()
+    };
     let (xj, medium) = (get("x"), get("medium"));
     g.bench_function("join_inner_int_key_medium", |b| {
-        b.iter(|| xj.join(&medium, [col("id2")], [col("id2")], JoinType::Inner).collect().unwrap())
+        b.iter(|| {
+            xj.join(&medium, [col("id2")], [col("id2")], JoinType::Inner)
+                .collect()
+                .unwrap()
+        })
     });
     g.finish();
 }

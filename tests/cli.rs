@@ -10,7 +10,11 @@ fn sloth() -> Command {
 
 fn csv_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("t.csv"), "id,name,score\n1,ann,3.5\n2,bob,\n3,cid,1.0\n").unwrap();
+    std::fs::write(
+        dir.path().join("t.csv"),
+        "id,name,score\n1,ann,3.5\n2,bob,\n3,cid,1.0\n",
+    )
+    .unwrap();
     dir
 }
 
@@ -21,14 +25,26 @@ fn sql_over_a_csv_directory_in_every_format() {
         let out = sloth()
             .args(["sql", "--data"])
             .arg(dir.path())
-            .args(["--format", fmt, "-c", "select name, score from t where id >= 2 order by id"])
+            .args([
+                "--format",
+                fmt,
+                "-c",
+                "select name, score from t where id >= 2 order by id",
+            ])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     assert_eq!(run("csv"), "name,score\nbob,\ncid,1.0\n");
-    assert_eq!(run("json"), "[{\"name\":\"bob\"},{\"name\":\"cid\",\"score\":1.0}]\n");
+    assert_eq!(
+        run("json"),
+        "[{\"name\":\"bob\"},{\"name\":\"cid\",\"score\":1.0}]\n"
+    );
     assert!(run("table").contains("| cid  | 1.0   |"));
     // Parquet output, read back.
     let out_file = dir.path().join("out.parquet");
@@ -41,7 +57,12 @@ fn sql_over_a_csv_directory_in_every_format() {
         .status()
         .unwrap();
     assert!(st.success());
-    let back = sloth().args(["sql", "--table"]).arg(format!("o={}", out_file.display())).args(["--format", "csv", "-c", "select sum(id) as s from o"]).output().unwrap();
+    let back = sloth()
+        .args(["sql", "--table"])
+        .arg(format!("o={}", out_file.display()))
+        .args(["--format", "csv", "-c", "select sum(id) as s from o"])
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8(back.stdout).unwrap(), "s\n6\n");
 }
 
@@ -52,12 +73,68 @@ fn bad_input_exits_non_zero_with_one_line() {
     let bad = bad_dir.path().join("bad.csv");
     std::fs::write(&bad, "a,b\n1,2\n3,x,4\n").unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["sql".into(), "--table".into(), "t=/no/such.csv".into(), "-c".into(), "select 1".into()], "/no/such.csv"),
-        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "-c".into(), "select nope from t".into()], "unknown column 'nope'"),
-        (vec!["sql".into(), "--table".into(), format!("bad={}", bad.display()), "-c".into(), "select * from bad".into()], "malformed CSV"),
-        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "-c".into(), "select from where".into()], "Line: 1"),
-        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "-c".into(), "select * from zz".into()], "registered tables: t"),
-        (vec!["sql".into(), "--data".into(), dir.path().display().to_string(), "--disable-rule".into(), "nope".into(), "-c".into(), "select * from t".into()], "unknown optimizer rule"),
+        (
+            vec![
+                "sql".into(),
+                "--table".into(),
+                "t=/no/such.csv".into(),
+                "-c".into(),
+                "select 1".into(),
+            ],
+            "/no/such.csv",
+        ),
+        (
+            vec![
+                "sql".into(),
+                "--data".into(),
+                dir.path().display().to_string(),
+                "-c".into(),
+                "select nope from t".into(),
+            ],
+            "unknown column 'nope'",
+        ),
+        (
+            vec![
+                "sql".into(),
+                "--table".into(),
+                format!("bad={}", bad.display()),
+                "-c".into(),
+                "select * from bad".into(),
+            ],
+            "malformed CSV",
+        ),
+        (
+            vec![
+                "sql".into(),
+                "--data".into(),
+                dir.path().display().to_string(),
+                "-c".into(),
+                "select from where".into(),
+            ],
+            "Line: 1",
+        ),
+        (
+            vec![
+                "sql".into(),
+                "--data".into(),
+                dir.path().display().to_string(),
+                "-c".into(),
+                "select * from zz".into(),
+            ],
+            "registered tables: t",
+        ),
+        (
+            vec![
+                "sql".into(),
+                "--data".into(),
+                dir.path().display().to_string(),
+                "--disable-rule".into(),
+                "nope".into(),
+                "-c".into(),
+                "select * from t".into(),
+            ],
+            "unknown optimizer rule",
+        ),
     ];
     for (args, needle) in cases {
         let out = sloth().args(&args).output().unwrap();
@@ -92,17 +169,34 @@ fn repl_runs_dot_commands_and_multi_line_statements() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success());
     assert!(stdout.contains("\nt\n"), "{stdout}");
-    assert!(stdout.contains("id Int64\nname Utf8\nscore Float64"), "{stdout}");
+    assert!(
+        stdout.contains("id Int64\nname Utf8\nscore Float64"),
+        "{stdout}"
+    );
     assert!(stdout.contains("n\n3\n"), "{stdout}");
-    assert!(stdout.contains("m\n3\n") && stdout.contains("Run Time:"), "{stdout}");
+    assert!(
+        stdout.contains("m\n3\n") && stdout.contains("Run Time:"),
+        "{stdout}"
+    );
     assert!(stderr.contains("unknown column 'nope'"), "{stderr}");
 }
 
 #[test]
 fn explain_shows_pushdown() {
     let dir = csv_dir();
-    let out = sloth().args(["explain", "--data"]).arg(dir.path()).args(["-c", "select name from t where id > 1"]).output().unwrap();
+    let out = sloth()
+        .args(["explain", "--data"])
+        .arg(dir.path())
+        .args(["-c", "select name from t where id > 1"])
+        .output()
+        .unwrap();
     let s = String::from_utf8(out.stdout).unwrap();
-    assert!(s.contains("rules fired: ") && s.contains("predicate_pushdown"), "{s}");
-    assert!(s.contains("filters=[(id > 1)]") && s.contains("columns=[id, name]"), "{s}");
+    assert!(
+        s.contains("rules fired: ") && s.contains("predicate_pushdown"),
+        "{s}"
+    );
+    assert!(
+        s.contains("filters=[(id > 1)]") && s.contains("columns=[id, name]"),
+        "{s}"
+    );
 }

@@ -59,7 +59,10 @@ fn keyed(lf: &LazyFrame, keys: usize) -> BTreeMap<Vec<String>, Vec<f64>> {
         .into_iter()
         .map(|r| {
             let cols: Vec<&str> = r.split('|').collect();
-            (cols[..keys].iter().map(|s| s.to_string()).collect(), cols[keys..].iter().map(|v| v.parse().unwrap()).collect())
+            (
+                cols[..keys].iter().map(|s| s.to_string()).collect(),
+                cols[keys..].iter().map(|v| v.parse().unwrap()).collect(),
+            )
         })
         .collect()
 }
@@ -69,7 +72,10 @@ fn close(a: &BTreeMap<Vec<String>, Vec<f64>>, b: &BTreeMap<Vec<String>, Vec<f64>
     for (k, va) in a {
         let vb = b.get(k).unwrap_or_else(|| panic!("group {k:?} missing"));
         for (x, y) in va.iter().zip(vb) {
-            assert!((x - y).abs() <= 1e-9 * (1.0 + x.abs().max(y.abs())), "group {k:?}: {va:?} vs {vb:?}");
+            assert!(
+                (x - y).abs() <= 1e-9 * (1.0 + x.abs().max(y.abs())),
+                "group {k:?}: {va:?} vs {vb:?}"
+            );
         }
     }
 }
@@ -85,7 +91,11 @@ fn naive<K: Ord + Clone, F: Fn(&Row) -> K>(rows: &[Row], key: F) -> BTreeMap<K, 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 fn sd(v: &[f64]) -> f64 {
@@ -104,24 +114,38 @@ fn groupby_q1_to_q10() {
         .collect();
     close(&got, &want);
     // q2: sum v1 by id1, id2
-    let got = keyed(&x.group_by([col("id1"), col("id2")]).agg([col("v1").sum()]), 2);
+    let got = keyed(
+        &x.group_by([col("id1"), col("id2")]).agg([col("v1").sum()]),
+        2,
+    );
     let want = naive(&rows, |r| vec![r.id1.clone(), r.id2.clone()])
         .into_iter()
         .map(|(k, g)| (k, vec![g.iter().map(|r| r.v1).sum::<i64>() as f64]))
         .collect();
     close(&got, &want);
     // q3: sum v1, mean v3 by id3
-    let got = keyed(&x.group_by([col("id3")]).agg([col("v1").sum(), col("v3").mean()]), 1);
+    let got = keyed(
+        &x.group_by([col("id3")])
+            .agg([col("v1").sum(), col("v3").mean()]),
+        1,
+    );
     let want = naive(&rows, |r| vec![r.id3.clone()])
         .into_iter()
         .map(|(k, g)| {
             let s = g.iter().map(|r| r.v1).sum::<i64>() as f64;
-            (k, vec![s, g.iter().map(|r| r.v3).sum::<f64>() / g.len() as f64])
+            (
+                k,
+                vec![s, g.iter().map(|r| r.v3).sum::<f64>() / g.len() as f64],
+            )
         })
         .collect();
     close(&got, &want);
     // q4: mean v1, v2, v3 by id4
-    let got = keyed(&x.group_by([col("id4")]).agg([col("v1").mean(), col("v2").mean(), col("v3").mean()]), 1);
+    let got = keyed(
+        &x.group_by([col("id4")])
+            .agg([col("v1").mean(), col("v2").mean(), col("v3").mean()]),
+        1,
+    );
     let want = naive(&rows, |r| vec![r.id4.to_string()])
         .into_iter()
         .map(|(k, g)| {
@@ -138,7 +162,11 @@ fn groupby_q1_to_q10() {
         .collect();
     close(&got, &want);
     // q5: sum v1, v2, v3 by id6
-    let got = keyed(&x.group_by([col("id6")]).agg([col("v1").sum(), col("v2").sum(), col("v3").sum()]), 1);
+    let got = keyed(
+        &x.group_by([col("id6")])
+            .agg([col("v1").sum(), col("v2").sum(), col("v3").sum()]),
+        1,
+    );
     let want = naive(&rows, |r| vec![r.id6.to_string()])
         .into_iter()
         .map(|(k, g)| {
@@ -154,19 +182,38 @@ fn groupby_q1_to_q10() {
         .collect();
     close(&got, &want);
     // q6: median v3, sd v3 by id4, id5 (id5 drawn like id4: use the engine's own keys)
-    let got = keyed(&x.group_by([col("id4"), col("id2")]).agg([col("v3").median().alias("median_v3"), col("v3").std().alias("sd_v3")]), 2);
+    let got = keyed(
+        &x.group_by([col("id4"), col("id2")]).agg([
+            col("v3").median().alias("median_v3"),
+            col("v3").std().alias("sd_v3"),
+        ]),
+        2,
+    );
     let want = naive(&rows, |r| vec![r.id4.to_string(), r.id2.clone()])
         .into_iter()
         .map(|(k, g)| {
             let v: Vec<f64> = g.iter().map(|r| r.v3).collect();
-            (k, vec![median(v.clone()), if v.len() > 1 { sd(&v) } else { f64::NAN }])
+            (
+                k,
+                vec![
+                    median(v.clone()),
+                    if v.len() > 1 { sd(&v) } else { f64::NAN },
+                ],
+            )
         })
         .filter(|(_, v)| !v[1].is_nan())
         .collect::<BTreeMap<_, _>>();
-    let got: BTreeMap<_, _> = got.into_iter().filter(|(k, _)| want.contains_key(k)).collect();
+    let got: BTreeMap<_, _> = got
+        .into_iter()
+        .filter(|(k, _)| want.contains_key(k))
+        .collect();
     close(&got, &want);
     // q7: max v1 - min v2 by id3
-    let got = keyed(&x.group_by([col("id3")]).agg([(col("v1").max() - col("v2").min()).alias("range_v1_v2")]), 1);
+    let got = keyed(
+        &x.group_by([col("id3")])
+            .agg([(col("v1").max() - col("v2").min()).alias("range_v1_v2")]),
+        1,
+    );
     let want = naive(&rows, |r| vec![r.id3.clone()])
         .into_iter()
         .map(|(k, g)| {
@@ -181,7 +228,10 @@ fn groupby_q1_to_q10() {
         .filter(col("v3").is_not_null())
         .sort(vec![col("v3")], vec![true], true)
         .group_by([col("id6")])
-        .agg([col("v3").first().alias("top1"), col("v3").max().alias("check")]);
+        .agg([
+            col("v3").first().alias("top1"),
+            col("v3").max().alias("check"),
+        ]);
     let got = keyed(&top2, 1);
     let want = naive(&rows, |r| vec![r.id6.to_string()])
         .into_iter()
@@ -193,14 +243,19 @@ fn groupby_q1_to_q10() {
     close(&got, &want);
     // q9: corr(v1, v2)^2 by id2, id4
     let got = keyed(
-        &x.group_by([col("id2"), col("id4")]).agg([(corr(col("v1"), col("v2")) * corr(col("v1"), col("v2"))).alias("r2")]),
+        &x.group_by([col("id2"), col("id4")])
+            .agg([(corr(col("v1"), col("v2")) * corr(col("v1"), col("v2"))).alias("r2")]),
         2,
     );
     let want: BTreeMap<_, _> = naive(&rows, |r| vec![r.id2.clone(), r.id4.to_string()])
         .into_iter()
         .map(|(k, g)| {
-            let (xs, ys): (Vec<f64>, Vec<f64>) = g.iter().map(|r| (r.v1 as f64, r.v2 as f64)).unzip();
-            let (mx, my) = (xs.iter().sum::<f64>() / xs.len() as f64, ys.iter().sum::<f64>() / ys.len() as f64);
+            let (xs, ys): (Vec<f64>, Vec<f64>) =
+                g.iter().map(|r| (r.v1 as f64, r.v2 as f64)).unzip();
+            let (mx, my) = (
+                xs.iter().sum::<f64>() / xs.len() as f64,
+                ys.iter().sum::<f64>() / ys.len() as f64,
+            );
             let c: f64 = xs.iter().zip(&ys).map(|(a, b)| (a - mx) * (b - my)).sum();
             let vx: f64 = xs.iter().map(|a| (a - mx).powi(2)).sum();
             let vy: f64 = ys.iter().map(|b| (b - my).powi(2)).sum();
@@ -210,17 +265,29 @@ fn groupby_q1_to_q10() {
     close(&got, &want);
     // q10: sum v3, count by all six ids
     let lf = x
-        .group_by([col("id1"), col("id2"), col("id3"), col("id4"), col("id5"), col("id6")])
+        .group_by([
+            col("id1"),
+            col("id2"),
+            col("id3"),
+            col("id4"),
+            col("id5"),
+            col("id6"),
+        ])
         .agg([col("v3").sum(), count_star()]);
     let got_rows = common::rows(&lf);
     let mut seen = HashSet::new();
-    let total: i64 = got_rows.iter().map(|r| r.rsplit('|').next().unwrap().parse::<i64>().unwrap()).sum();
+    let total: i64 = got_rows
+        .iter()
+        .map(|r| r.rsplit('|').next().unwrap().parse::<i64>().unwrap())
+        .sum();
     for r in &got_rows {
         assert!(seen.insert(r.clone()));
     }
     assert_eq!(total as usize, N);
-    let distinct: HashSet<(String, String, String, i64, i64)> =
-        rows.iter().map(|r| (r.id1.clone(), r.id2.clone(), r.id3.clone(), r.id4, r.id6)).collect();
+    let distinct: HashSet<(String, String, String, i64, i64)> = rows
+        .iter()
+        .map(|r| (r.id1.clone(), r.id2.clone(), r.id3.clone(), r.id4, r.id6))
+        .collect();
     assert!(got_rows.len() >= distinct.len());
 }
 
@@ -238,29 +305,53 @@ fn join_q1_to_q5() {
         m
     };
     let x_keys = |col: usize| -> Vec<i64> {
-        tables["x"].iter().flat_map(|b| b.column(col).as_primitive::<Int64Type>().values().to_vec()).collect()
+        tables["x"]
+            .iter()
+            .flat_map(|b| b.column(col).as_primitive::<Int64Type>().values().to_vec())
+            .collect()
     };
     // Expected inner join size: sum over x rows of matches on the right.
     let expect_inner = |xcol: usize, right: &str, rcol: usize| -> usize {
         let m = count(&tables[right], rcol);
-        x_keys(xcol).iter().map(|k| m.get(k).copied().unwrap_or(0)).sum()
+        x_keys(xcol)
+            .iter()
+            .map(|k| m.get(k).copied().unwrap_or(0))
+            .sum()
     };
     // q1: x inner join small on id1
-    let q1 = lf("x").join(&lf("small"), [col("id1")], [col("id1")], JoinType::Inner).collect().unwrap();
+    let q1 = lf("x")
+        .join(&lf("small"), [col("id1")], [col("id1")], JoinType::Inner)
+        .collect()
+        .unwrap();
     assert_eq!(q1.num_rows(), expect_inner(0, "small", 0));
     // q2: x inner join medium on id2
-    let q2 = lf("x").join(&lf("medium"), [col("id2")], [col("id2")], JoinType::Inner).collect().unwrap();
+    let q2 = lf("x")
+        .join(&lf("medium"), [col("id2")], [col("id2")], JoinType::Inner)
+        .collect()
+        .unwrap();
     assert_eq!(q2.num_rows(), expect_inner(1, "medium", 1));
     // q3: x left join medium on id2: unmatched x rows appear once
-    let q3 = lf("x").join(&lf("medium"), [col("id2")], [col("id2")], JoinType::Left).collect().unwrap();
+    let q3 = lf("x")
+        .join(&lf("medium"), [col("id2")], [col("id2")], JoinType::Left)
+        .collect()
+        .unwrap();
     let m = count(&tables["medium"], 1);
-    let expected: usize = x_keys(1).iter().map(|k| m.get(k).copied().unwrap_or(1)).sum();
+    let expected: usize = x_keys(1)
+        .iter()
+        .map(|k| m.get(k).copied().unwrap_or(1))
+        .sum();
     assert_eq!(q3.num_rows(), expected);
     // q4: x inner join medium on id5 (string key)
-    let q4 = lf("x").join(&lf("medium"), [col("id5")], [col("id5")], JoinType::Inner).collect().unwrap();
+    let q4 = lf("x")
+        .join(&lf("medium"), [col("id5")], [col("id5")], JoinType::Inner)
+        .collect()
+        .unwrap();
     assert_eq!(q4.num_rows(), expect_inner(1, "medium", 1));
     // q5: x inner join big on id3
-    let q5 = lf("x").join(&lf("big"), [col("id3")], [col("id3")], JoinType::Inner).collect().unwrap();
+    let q5 = lf("x")
+        .join(&lf("big"), [col("id3")], [col("id3")], JoinType::Inner)
+        .collect()
+        .unwrap();
     assert_eq!(q5.num_rows(), expect_inner(2, "big", 2));
     // Payload check on q1: every output row's v2 belongs to its id1 in `small`.
     let small: HashMap<i64, f64> = tables["small"]
@@ -273,7 +364,12 @@ fn join_q1_to_q5() {
         .collect();
     let ids = q1.column("id1").unwrap();
     let v2 = q1.column("v2").unwrap();
-    for (k, v) in ids.as_primitive::<Int64Type>().values().iter().zip(v2.as_primitive::<Float64Type>().values()) {
+    for (k, v) in ids
+        .as_primitive::<Int64Type>()
+        .values()
+        .iter()
+        .zip(v2.as_primitive::<Float64Type>().values())
+    {
         assert_eq!(small[k], *v);
     }
 }

@@ -15,10 +15,16 @@ fn p() -> LazyFrame {
 #[test]
 fn filter_with_three_valued_logic() {
     // x > 15 is null for row 3 (x null) and so drops it.
-    let r = rows(&p().filter(col("x").gt(lit(15))).select([col("k"), col("x")]));
+    let r = rows(
+        &p().filter(col("x").gt(lit(15)))
+            .select([col("k"), col("x")]),
+    );
     assert_eq!(r, vec!["b|20", "null|40", "b|50", "c|60"]);
     // b OR x > 45: row 3 (b null, x null) is null -> dropped; row 5 (false OR true) kept.
-    let r = rows(&p().filter(col("b").or(col("x").gt(lit(45)))).select([col("x")]));
+    let r = rows(
+        &p().filter(col("b").or(col("x").gt(lit(45))))
+            .select([col("x")]),
+    );
     assert_eq!(r, vec!["10", "40", "50", "60"]);
     // NOT b keeps only false rows.
     let r = rows(&p().filter(col("b").not()).select([col("x")]));
@@ -27,32 +33,74 @@ fn filter_with_three_valued_logic() {
 
 #[test]
 fn filter_on_every_type() {
-    assert_eq!(rows(&p().filter(col("k").eq(lit("a"))).select([col("x")])), vec!["10", "null"]);
-    assert_eq!(rows(&p().filter(col("f").lt_eq(lit(1.5))).select([col("x")])), vec!["10", "60"]);
-    assert_eq!(rows(&p().filter(col("d").gt_eq(lit(date("1971-01-01")))).select([col("x")])), vec!["50", "60"]);
+    assert_eq!(
+        rows(&p().filter(col("k").eq(lit("a"))).select([col("x")])),
+        vec!["10", "null"]
+    );
+    assert_eq!(
+        rows(&p().filter(col("f").lt_eq(lit(1.5))).select([col("x")])),
+        vec!["10", "60"]
+    );
+    assert_eq!(
+        rows(
+            &p().filter(col("d").gt_eq(lit(date("1971-01-01"))))
+                .select([col("x")])
+        ),
+        vec!["50", "60"]
+    );
     // Decimal compared with an integer: exact.
-    assert_eq!(rows(&p().filter(col("m").gt(lit(20))).select([col("x")])), vec!["20", "60"]);
-    assert_eq!(rows(&p().filter(col("g").is_null()).select([col("x")])), vec!["50"]);
-    assert_eq!(rows(&p().filter(col("k").is_not_null().and(col("g").eq(lit(2)))).select([col("x")])), vec!["20"]);
+    assert_eq!(
+        rows(&p().filter(col("m").gt(lit(20))).select([col("x")])),
+        vec!["20", "60"]
+    );
+    assert_eq!(
+        rows(&p().filter(col("g").is_null()).select([col("x")])),
+        vec!["50"]
+    );
+    assert_eq!(
+        rows(
+            &p().filter(col("k").is_not_null().and(col("g").eq(lit(2))))
+                .select([col("x")])
+        ),
+        vec!["20"]
+    );
 }
 
 #[test]
 fn empty_input_and_filter_to_nothing() {
     let r = rows(&p().filter(col("x").gt(lit(1000))));
     assert!(r.is_empty());
-    let agg = rows(&p().filter(col("x").gt(lit(1000))).agg([count_star(), col("x").sum().alias("s")]));
+    let agg = rows(
+        &p().filter(col("x").gt(lit(1000)))
+            .agg([count_star(), col("x").sum().alias("s")]),
+    );
     assert_eq!(agg, vec!["0|null"]);
-    let grouped = rows(&p().filter(col("x").gt(lit(1000))).group_by([col("k")]).agg([count_star()]));
+    let grouped = rows(
+        &p().filter(col("x").gt(lit(1000)))
+            .group_by([col("k")])
+            .agg([count_star()]),
+    );
     assert!(grouped.is_empty());
 }
 
 #[test]
 fn arithmetic_and_decimals_are_exact() {
-    let lf = p().select([(col("m") * lit(3)).alias("m3"), (col("x") + col("g")).alias("xg"), (col("f") / lit(2.0)).alias("half")]);
+    let lf = p().select([
+        (col("m") * lit(3)).alias("m3"),
+        (col("x") + col("g")).alias("xg"),
+        (col("f") / lit(2.0)).alias("half"),
+    ]);
     assert_eq!(column_type(&lf, "m3"), DataType::Decimal128(30, 2));
     assert_eq!(
         rows(&lf),
-        vec!["31.50|11|0.75", "60.75|22|null", "-9.00|null|1.25", "0.03|42|2.0", "null|null|2.5", "2999.97|63|-0.5"]
+        vec![
+            "31.50|11|0.75",
+            "60.75|22|null",
+            "-9.00|null|1.25",
+            "0.03|42|2.0",
+            "null|null|2.5",
+            "2999.97|63|-0.5"
+        ]
     );
     // Arrow's decimal rules: p1 + p2 + 1 digits for a product.
     // Decimal subtraction of a literal keeps exactness: 1 - m.
@@ -62,7 +110,12 @@ fn arithmetic_and_decimals_are_exact() {
 
 #[test]
 fn with_columns_replaces_and_appends() {
-    let lf = p().with_columns([(col("x") * lit(2)).alias("x"), col("g").cast(DataType::Float64).alias("gf")]).limit(1);
+    let lf = p()
+        .with_columns([
+            (col("x") * lit(2)).alias("x"),
+            col("g").cast(DataType::Float64).alias("gf"),
+        ])
+        .limit(1);
     let s = lf.schema().unwrap();
     assert_eq!(s.fields().len(), 8);
     assert_eq!(rows(&lf.select([col("x"), col("gf")])), vec!["20|1.0"]);
@@ -71,13 +124,25 @@ fn with_columns_replaces_and_appends() {
 #[test]
 fn when_then_otherwise_and_is_in_between() {
     let lf = p().select([
-        when(col("x").lt(lit(30))).then(lit("low")).when(col("x").lt(lit(55))).then(lit("mid")).otherwise(lit("high")).alias("band"),
+        when(col("x").lt(lit(30)))
+            .then(lit("low"))
+            .when(col("x").lt(lit(55)))
+            .then(lit("mid"))
+            .otherwise(lit("high"))
+            .alias("band"),
         col("g").is_in([lit(1), lit(3)]).alias("in13"),
         col("x").between(lit(20), lit(50)).alias("btw"),
     ]);
     assert_eq!(
         rows(&lf),
-        vec!["low|true|false", "low|false|true", "high|true|null", "mid|false|true", "mid|null|true", "high|true|false"]
+        vec![
+            "low|true|false",
+            "low|false|true",
+            "high|true|null",
+            "mid|false|true",
+            "mid|null|true",
+            "high|true|false"
+        ]
     );
 }
 
@@ -89,9 +154,22 @@ fn string_and_date_functions() {
         col("d").month().alias("mo"),
         col("d").day().alias("dd"),
     ]);
-    assert_eq!(rows(&lf), vec!["A|1970|1|1", "B|1970|2|1", "A|1970|3|1", "B|1971|1|1", "C|1997|5|19"]);
+    assert_eq!(
+        rows(&lf),
+        vec![
+            "A|1970|1|1",
+            "B|1970|2|1",
+            "A|1970|3|1",
+            "B|1971|1|1",
+            "C|1997|5|19"
+        ]
+    );
     // date + interval
-    let iv = ScalarValue::Interval { months: 1, days: 2, nanos: 0 };
+    let iv = ScalarValue::Interval {
+        months: 1,
+        days: 2,
+        nanos: 0,
+    };
     let lf = p().select([(col("d") + lit(iv)).alias("d2")]).limit(2);
     assert_eq!(rows(&lf), vec!["1970-02-03", "1970-03-03"]);
 }
@@ -159,36 +237,78 @@ fn statistics_aggregates() {
 fn aggregate_expressions_combine_aggregates() {
     let lf = p()
         .group_by([col("g")])
-        .agg([(col("x").max() - col("x").min()).alias("range"), (col("x").sum() * lit(2)).alias("dbl")])
+        .agg([
+            (col("x").max() - col("x").min()).alias("range"),
+            (col("x").sum() * lit(2)).alias("dbl"),
+        ])
         .sort(vec![col("g")], vec![false], false);
-    assert_eq!(rows(&lf), vec!["null|0|100", "1|0|20", "2|20|120", "3|0|120"]);
+    assert_eq!(
+        rows(&lf),
+        vec!["null|0|100", "1|0|20", "2|20|120", "3|0|120"]
+    );
 }
 
 #[test]
 fn sort_multiple_keys_desc_and_nulls() {
-    let lf = p().sort(vec![col("k"), col("x")], vec![true, false], true).select([col("k"), col("x")]);
-    assert_eq!(rows(&lf), vec!["c|60", "b|20", "b|50", "a|10", "a|null", "null|40"]);
-    let lf = p().sort(vec![col("x")], vec![false], false).select([col("x")]);
+    let lf = p()
+        .sort(vec![col("k"), col("x")], vec![true, false], true)
+        .select([col("k"), col("x")]);
+    assert_eq!(
+        rows(&lf),
+        vec!["c|60", "b|20", "b|50", "a|10", "a|null", "null|40"]
+    );
+    let lf = p()
+        .sort(vec![col("x")], vec![false], false)
+        .select([col("x")]);
     assert_eq!(rows(&lf), vec!["null", "10", "20", "40", "50", "60"]);
 }
 
 #[test]
 fn limit_slice_unique_rename_drop() {
-    assert_eq!(rows(&p().select([col("x")]).slice(2, Some(2))), vec!["null", "40"]);
+    assert_eq!(
+        rows(&p().select([col("x")]).slice(2, Some(2))),
+        vec!["null", "40"]
+    );
     assert_eq!(rows(&p().select([col("x")]).slice(5, None)), vec!["60"]);
     assert_eq!(rows(&p().select([col("x")]).limit(0)).len(), 0);
-    let top = p().sort(vec![col("x")], vec![true], true).limit(2).select([col("x")]);
+    let top = p()
+        .sort(vec![col("x")], vec![true], true)
+        .limit(2)
+        .select([col("x")]);
     assert_eq!(rows(&top), vec!["60", "50"]);
-    assert_eq!(sorted_rows(&p().select([col("k")]).unique()), vec!["a", "b", "c", "null"]);
+    assert_eq!(
+        sorted_rows(&p().select([col("k")]).unique()),
+        vec!["a", "b", "c", "null"]
+    );
     let renamed = p().rename([("x", "xx")]).drop(["f", "d", "m", "b"]);
-    let names: Vec<String> = renamed.schema().unwrap().fields().iter().map(|f| f.name().clone()).collect();
+    let names: Vec<String> = renamed
+        .schema()
+        .unwrap()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     assert_eq!(names, vec!["k", "g", "xx"]);
 }
 
 fn left() -> LazyFrame {
     let b = arrow::record_batch::RecordBatch::try_from_iter(vec![
-        ("id", std::sync::Arc::new(arrow::array::Int64Array::from(vec![Some(1), Some(2), Some(2), None, Some(4)])) as _),
-        ("lv", std::sync::Arc::new(arrow::array::StringArray::from(vec!["l1", "l2a", "l2b", "lnull", "l4"])) as _),
+        (
+            "id",
+            std::sync::Arc::new(arrow::array::Int64Array::from(vec![
+                Some(1),
+                Some(2),
+                Some(2),
+                None,
+                Some(4),
+            ])) as _,
+        ),
+        (
+            "lv",
+            std::sync::Arc::new(arrow::array::StringArray::from(vec![
+                "l1", "l2a", "l2b", "lnull", "l4",
+            ])) as _,
+        ),
     ])
     .unwrap();
     frame(b)
@@ -196,8 +316,22 @@ fn left() -> LazyFrame {
 
 fn right() -> LazyFrame {
     let b = arrow::record_batch::RecordBatch::try_from_iter(vec![
-        ("id", std::sync::Arc::new(arrow::array::Int32Array::from(vec![Some(2), Some(3), None, Some(2), Some(1)])) as _),
-        ("rv", std::sync::Arc::new(arrow::array::StringArray::from(vec!["r2a", "r3", "rnull", "r2b", "r1"])) as _),
+        (
+            "id",
+            std::sync::Arc::new(arrow::array::Int32Array::from(vec![
+                Some(2),
+                Some(3),
+                None,
+                Some(2),
+                Some(1),
+            ])) as _,
+        ),
+        (
+            "rv",
+            std::sync::Arc::new(arrow::array::StringArray::from(vec![
+                "r2a", "r3", "rnull", "r2b", "r1",
+            ])) as _,
+        ),
     ])
     .unwrap();
     frame(b)
@@ -210,14 +344,39 @@ fn join(how: JoinType) -> Vec<String> {
 #[test]
 fn joins_of_every_kind_with_null_keys() {
     // Null keys never match. Key types differ (Int64 vs Int32) and are coerced.
-    assert_eq!(join(JoinType::Inner), vec!["1|l1|r1", "2|l2a|r2a", "2|l2a|r2b", "2|l2b|r2a", "2|l2b|r2b"]);
+    assert_eq!(
+        join(JoinType::Inner),
+        vec![
+            "1|l1|r1",
+            "2|l2a|r2a",
+            "2|l2a|r2b",
+            "2|l2b|r2a",
+            "2|l2b|r2b"
+        ]
+    );
     assert_eq!(
         join(JoinType::Left),
-        vec!["1|l1|r1", "2|l2a|r2a", "2|l2a|r2b", "2|l2b|r2a", "2|l2b|r2b", "4|l4|null", "null|lnull|null"]
+        vec![
+            "1|l1|r1",
+            "2|l2a|r2a",
+            "2|l2a|r2b",
+            "2|l2b|r2a",
+            "2|l2b|r2b",
+            "4|l4|null",
+            "null|lnull|null"
+        ]
     );
     assert_eq!(
         join(JoinType::Right),
-        vec!["1|l1|r1", "2|l2a|r2a", "2|l2a|r2b", "2|l2b|r2a", "2|l2b|r2b", "3|null|r3", "null|null|rnull"]
+        vec![
+            "1|l1|r1",
+            "2|l2a|r2a",
+            "2|l2a|r2b",
+            "2|l2b|r2a",
+            "2|l2b|r2b",
+            "3|null|r3",
+            "null|null|rnull"
+        ]
     );
     assert_eq!(
         join(JoinType::Full),
@@ -241,9 +400,25 @@ fn joins_of_every_kind_with_null_keys() {
 fn joins_give_the_same_rows_whichever_side_is_built() {
     // Swapping inputs swaps which side the hash table is built on (the smaller).
     let small = left().filter(col("id").eq(lit(2)));
-    for how in [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full, JoinType::Semi, JoinType::Anti] {
+    for how in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Full,
+        JoinType::Semi,
+        JoinType::Anti,
+    ] {
         let a = sorted_rows(&small.join(&right(), [col("id")], [col("id")], how));
-        let b = sorted_rows(&small.join(&right().union(&[right(), right()]), [col("id")], [col("id")], how).unique());
+        let b = sorted_rows(
+            &small
+                .join(
+                    &right().union(&[right(), right()]),
+                    [col("id")],
+                    [col("id")],
+                    how,
+                )
+                .unique(),
+        );
         assert_eq!(a, b, "{how:?}");
     }
 }
@@ -252,11 +427,20 @@ fn joins_give_the_same_rows_whichever_side_is_built() {
 fn string_and_multi_column_join_keys() {
     let l = p().select([col("k"), col("g"), col("x")]);
     let r = p().select([col("k").alias("k2"), col("g").alias("g2"), col("f")]);
-    let lf = l.join(&r, [col("k"), col("g")], [col("k2"), col("g2")], JoinType::Inner).select([col("x"), col("f")]);
+    let lf = l
+        .join(
+            &r,
+            [col("k"), col("g")],
+            [col("k2"), col("g2")],
+            JoinType::Inner,
+        )
+        .select([col("x"), col("f")]);
     // (a,1) matches rows 0 and 2 on both sides: 4 pairs; (b,2) 1; (c,3) 1; nulls never.
     assert_eq!(
         sorted_rows(&lf),
-        vec!["10|1.5", "10|2.5", "20|null", "60|-1.0", "null|1.5", "null|2.5"]
+        vec![
+            "10|1.5", "10|2.5", "20|null", "60|-1.0", "null|1.5", "null|2.5"
+        ]
     );
 }
 
@@ -265,22 +449,44 @@ fn union_and_cross_join() {
     let u = p().select([col("g")]).union(&[p().select([col("x")])]);
     assert_eq!(column_type(&u, "g"), DataType::Int64);
     assert_eq!(rows(&u).len(), 12);
-    let c = p().select([col("k")]).limit(2).join(&p().select([col("g")]).limit(3), [], [], JoinType::Cross);
+    let c = p().select([col("k")]).limit(2).join(
+        &p().select([col("g")]).limit(3),
+        [],
+        [],
+        JoinType::Cross,
+    );
     assert_eq!(rows(&c).len(), 6);
 }
 
 #[test]
 fn errors_are_clear_not_panics() {
     let e = p().select([col("nope")]).collect().unwrap_err().to_string();
-    assert!(e.contains("'nope'") && e.contains("k, g, x, f, d, m, b"), "{e}");
-    let e = p().filter(col("k") + lit(1)).collect().unwrap_err().to_string();
+    assert!(
+        e.contains("'nope'") && e.contains("k, g, x, f, d, m, b"),
+        "{e}"
+    );
+    let e = p()
+        .filter(col("k") + lit(1))
+        .collect()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("Utf8") && e.contains("Int64"), "{e}");
     let e = p().filter(col("x")).collect().unwrap_err().to_string();
     assert!(e.contains("Boolean"), "{e}");
-    let e = LazyFrame::scan_parquet("/no/such/file.parquet").unwrap_err().to_string();
+    let e = LazyFrame::scan_parquet("/no/such/file.parquet")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("/no/such/file.parquet"), "{e}");
-    let e = p().select([col("x").sum()]).collect().unwrap_err().to_string();
+    let e = p()
+        .select([col("x").sum()])
+        .collect()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("aggregat"), "{e}");
-    let e = p().select([col("x"), col("x")]).collect().unwrap_err().to_string();
+    let e = p()
+        .select([col("x"), col("x")])
+        .collect()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("duplicate"), "{e}");
 }

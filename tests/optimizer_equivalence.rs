@@ -12,10 +12,23 @@ use proptest::prelude::*;
 use sloth::prelude::*;
 
 fn table(rows: &[(Option<i64>, Option<i64>, Option<u8>)], prefix: &str) -> LazyFrame {
-    let a: ArrayRef = Arc::new(Int64Array::from(rows.iter().map(|r| r.0).collect::<Vec<_>>()));
-    let b: ArrayRef = Arc::new(Int64Array::from(rows.iter().map(|r| r.1).collect::<Vec<_>>()));
-    let s: ArrayRef = Arc::new(StringArray::from(rows.iter().map(|r| r.2.map(|v| format!("s{v}"))).collect::<Vec<_>>()));
-    let batch = RecordBatch::try_from_iter(vec![(format!("{prefix}a"), a), (format!("{prefix}b"), b), (format!("{prefix}s"), s)]).unwrap();
+    let a: ArrayRef = Arc::new(Int64Array::from(
+        rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+    ));
+    let b: ArrayRef = Arc::new(Int64Array::from(
+        rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+    ));
+    let s: ArrayRef = Arc::new(StringArray::from(
+        rows.iter()
+            .map(|r| r.2.map(|v| format!("s{v}")))
+            .collect::<Vec<_>>(),
+    ));
+    let batch = RecordBatch::try_from_iter(vec![
+        (format!("{prefix}a"), a),
+        (format!("{prefix}b"), b),
+        (format!("{prefix}s"), s),
+    ])
+    .unwrap();
     LazyFrame::from_batches_with_schema(batch.schema(), common::split(&batch, 7)).unwrap()
 }
 
@@ -45,8 +58,18 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
-    let names: Vec<String> = lf.schema().unwrap().fields().iter().map(|f| f.name().clone()).collect();
-    let first_int = names.iter().find(|n| !n.ends_with('s')).cloned().unwrap_or_else(|| names[0].clone());
+    let names: Vec<String> = lf
+        .schema()
+        .unwrap()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let first_int = names
+        .iter()
+        .find(|n| !n.ends_with('s'))
+        .cloned()
+        .unwrap_or_else(|| names[0].clone());
     match step {
         Step::Filter(k, v) => {
             let c = col(first_int.as_str());
@@ -59,7 +82,9 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
                 _ => lit(1).lt(lit(2)).and(c.neq(lit(*v))),
             })
         }
-        Step::WithColumn(v) => lf.with_columns([(col(first_int.as_str()) * lit(*v) + lit(1)).alias("w")]),
+        Step::WithColumn(v) => {
+            lf.with_columns([(col(first_int.as_str()) * lit(*v) + lit(1)).alias("w")])
+        }
         Step::SelectSome => {
             let keep: Vec<Expr> = names.iter().step_by(2).map(|n| col(n.as_str())).collect();
             lf.select(keep)
@@ -69,11 +94,19 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
             let by: Vec<Expr> = names.iter().map(|n| col(n.as_str())).collect();
             lf.sort(by, vec![*desc], false).limit(*n)
         }
-        Step::GroupBy => lf
-            .group_by([col(names[0].as_str())])
-            .agg([count_star().alias("n"), col(names.last().unwrap().as_str()).max().alias("mx")]),
+        Step::GroupBy => lf.group_by([col(names[0].as_str())]).agg([
+            count_star().alias("n"),
+            col(names.last().unwrap().as_str()).max().alias("mx"),
+        ]),
         Step::Join(h) => {
-            let how = [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full, JoinType::Semi, JoinType::Anti][*h as usize];
+            let how = [
+                JoinType::Inner,
+                JoinType::Left,
+                JoinType::Right,
+                JoinType::Full,
+                JoinType::Semi,
+                JoinType::Anti,
+            ][*h as usize];
             lf.join(other, [col(first_int.as_str())], [col("ra")], how)
         }
         Step::Union => lf.union(&[lf.clone()]),
@@ -82,7 +115,11 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
 }
 
 fn row() -> impl Strategy<Value = (Option<i64>, Option<i64>, Option<u8>)> {
-    (proptest::option::weighted(0.85, -3i64..4), proptest::option::weighted(0.85, -3i64..4), proptest::option::weighted(0.85, 0u8..3))
+    (
+        proptest::option::weighted(0.85, -3i64..4),
+        proptest::option::weighted(0.85, -3i64..4),
+        proptest::option::weighted(0.85, 0u8..3),
+    )
 }
 
 proptest! {
@@ -111,15 +148,28 @@ proptest! {
 /// Regressions that Polars users reported for their optimizer.
 #[test]
 fn filter_is_not_pushed_past_sort_head() {
-    let t = table(&[(Some(3), None, None), (Some(1), None, None), (Some(2), None, None)], "");
-    let lf = t.sort(vec![col("a")], vec![false], false).limit(1).filter(col("a").gt(lit(1)));
+    let t = table(
+        &[
+            (Some(3), None, None),
+            (Some(1), None, None),
+            (Some(2), None, None),
+        ],
+        "",
+    );
+    let lf = t
+        .sort(vec![col("a")], vec![false], false)
+        .limit(1)
+        .filter(col("a").gt(lit(1)));
     assert!(lf.collect().unwrap().num_rows() == 0);
 }
 
 #[test]
 fn filter_is_not_pushed_through_union_with_slice() {
     let t = table(&[(Some(1), None, None), (Some(2), None, None)], "");
-    let lf = t.union(&[t.clone()]).slice(1, Some(2)).filter(col("a").eq(lit(2)));
+    let lf = t
+        .union(&[t.clone()])
+        .slice(1, Some(2))
+        .filter(col("a").eq(lit(2)));
     assert_eq!(common::rows(&lf.select([col("a")])), vec!["2"]);
 }
 
@@ -127,13 +177,25 @@ fn filter_is_not_pushed_through_union_with_slice() {
 fn filter_on_null_side_of_left_join_is_not_pushed() {
     let l = table(&[(Some(1), None, None), (Some(2), None, None)], "");
     let r = table(&[(Some(1), Some(5), None)], "r");
-    let lf = l.join(&r, [col("a")], [col("ra")], JoinType::Left).filter(col("rb").is_null());
+    let lf = l
+        .join(&r, [col("a")], [col("ra")], JoinType::Left)
+        .filter(col("rb").is_null());
     assert_eq!(common::rows(&lf.select([col("a")])), vec!["2"]);
 }
 
 #[test]
 fn filter_comparing_with_aggregate_stays_above_it() {
-    let t = table(&[(Some(1), Some(1), None), (Some(1), Some(3), None), (Some(2), Some(2), None)], "");
-    let lf = t.group_by([col("a")]).agg([col("b").min().alias("mn"), col("b").max().alias("mx")]).filter(col("mx").eq(col("mn")));
+    let t = table(
+        &[
+            (Some(1), Some(1), None),
+            (Some(1), Some(3), None),
+            (Some(2), Some(2), None),
+        ],
+        "",
+    );
+    let lf = t
+        .group_by([col("a")])
+        .agg([col("b").min().alias("mn"), col("b").max().alias("mx")])
+        .filter(col("mx").eq(col("mn")));
     assert_eq!(common::rows(&lf), vec!["2|2|2"]);
 }

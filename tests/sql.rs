@@ -13,7 +13,8 @@ use sloth::prelude::*;
 use sloth::sql::SqlContext;
 
 fn tables() -> &'static Vec<(String, Vec<RecordBatch>, arrow::datatypes::SchemaRef)> {
-    static T: OnceLock<Vec<(String, Vec<RecordBatch>, arrow::datatypes::SchemaRef)>> = OnceLock::new();
+    static T: OnceLock<Vec<(String, Vec<RecordBatch>, arrow::datatypes::SchemaRef)>> =
+        OnceLock::new();
     T.get_or_init(|| {
         TPCH_TABLES
             .iter()
@@ -28,13 +29,20 @@ fn tables() -> &'static Vec<(String, Vec<RecordBatch>, arrow::datatypes::SchemaR
 fn ctx(options: OptimizerOptions) -> SqlContext {
     let mut c = SqlContext::new().with_optimizer(options);
     for (name, batches, schema) in tables() {
-        c.register(name, LazyFrame::from_batches_with_schema(schema.clone(), batches.clone()).unwrap());
+        c.register(
+            name,
+            LazyFrame::from_batches_with_schema(schema.clone(), batches.clone()).unwrap(),
+        );
     }
     c
 }
 
 fn query(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/queries/tpch/{name}.sql", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!(
+        "{}/queries/tpch/{name}.sql",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 fn lineitem() -> &'static Vec<RecordBatch> {
@@ -43,17 +51,37 @@ fn lineitem() -> &'static Vec<RecordBatch> {
 
 #[test]
 fn q6_matches_a_naive_scan() {
-    let df = ctx(OptimizerOptions::default()).sql(query("q06").trim_end_matches([';', '\n'])).unwrap().collect().unwrap();
-    let (lo, hi) = (sloth::expr::parse_date32("1994-01-01").unwrap(), sloth::expr::parse_date32("1995-01-01").unwrap());
+    let df = ctx(OptimizerOptions::default())
+        .sql(query("q06").trim_end_matches([';', '\n']))
+        .unwrap()
+        .collect()
+        .unwrap();
+    let (lo, hi) = (
+        sloth::expr::parse_date32("1994-01-01").unwrap(),
+        sloth::expr::parse_date32("1995-01-01").unwrap(),
+    );
     let mut revenue: i128 = 0;
     for b in lineitem() {
         let col = |n: &str| b.column(b.schema().index_of(n).unwrap()).clone();
-        let (q, p, d, s) = (col("l_quantity"), col("l_extendedprice"), col("l_discount"), col("l_shipdate"));
-        let (q, p, d) = (q.as_primitive::<Decimal128Type>(), p.as_primitive::<Decimal128Type>(), d.as_primitive::<Decimal128Type>());
+        let (q, p, d, s) = (
+            col("l_quantity"),
+            col("l_extendedprice"),
+            col("l_discount"),
+            col("l_shipdate"),
+        );
+        let (q, p, d) = (
+            q.as_primitive::<Decimal128Type>(),
+            p.as_primitive::<Decimal128Type>(),
+            d.as_primitive::<Decimal128Type>(),
+        );
         let s = s.as_primitive::<Date32Type>();
         for i in 0..b.num_rows() {
             // scale 2: 0.05 = 5, 24 = 2400
-            if s.value(i) >= lo && s.value(i) < hi && (5..=7).contains(&d.value(i)) && q.value(i) < 2400 {
+            if s.value(i) >= lo
+                && s.value(i) < hi
+                && (5..=7).contains(&d.value(i))
+                && q.value(i) < 2400
+            {
                 revenue += p.value(i) * d.value(i);
             }
         }
@@ -64,12 +92,19 @@ fn q6_matches_a_naive_scan() {
 
 #[test]
 fn q1_counts_and_sums_match_a_naive_scan() {
-    let df = ctx(OptimizerOptions::default()).sql(query("q01").trim_end_matches([';', '\n'])).unwrap().collect().unwrap();
+    let df = ctx(OptimizerOptions::default())
+        .sql(query("q01").trim_end_matches([';', '\n']))
+        .unwrap()
+        .collect()
+        .unwrap();
     let cutoff = sloth::expr::parse_date32("1998-09-02").unwrap();
     let mut groups: std::collections::BTreeMap<(String, String), (i128, i64)> = Default::default();
     for b in lineitem() {
         let col = |n: &str| b.column(b.schema().index_of(n).unwrap()).clone();
-        let (rf, ls) = (arrow::compute::cast(&col("l_returnflag"), &arrow::datatypes::DataType::Utf8).unwrap(), arrow::compute::cast(&col("l_linestatus"), &arrow::datatypes::DataType::Utf8).unwrap());
+        let (rf, ls) = (
+            arrow::compute::cast(&col("l_returnflag"), &arrow::datatypes::DataType::Utf8).unwrap(),
+            arrow::compute::cast(&col("l_linestatus"), &arrow::datatypes::DataType::Utf8).unwrap(),
+        );
         let (rf, ls) = (rf.as_string::<i32>(), ls.as_string::<i32>());
         let q = col("l_quantity");
         let q = q.as_primitive::<Decimal128Type>();
@@ -77,7 +112,9 @@ fn q1_counts_and_sums_match_a_naive_scan() {
         let s = s.as_primitive::<Date32Type>();
         for i in 0..b.num_rows() {
             if s.value(i) <= cutoff {
-                let e = groups.entry((rf.value(i).into(), ls.value(i).into())).or_default();
+                let e = groups
+                    .entry((rf.value(i).into(), ls.value(i).into()))
+                    .or_default();
                 e.0 += q.value(i);
                 e.1 += 1;
             }
@@ -90,27 +127,48 @@ fn q1_counts_and_sums_match_a_naive_scan() {
             format!("{}|{}|{}|{}", c[0], c[1], c[2], c[9])
         })
         .collect();
-    let want: Vec<String> =
-        groups.iter().map(|((a, b), (q, n))| format!("{a}|{b}|{}.{:02}|{n}", q / 100, q % 100)).collect();
+    let want: Vec<String> = groups
+        .iter()
+        .map(|((a, b), (q, n))| format!("{a}|{b}|{}.{:02}|{n}", q / 100, q % 100))
+        .collect();
     assert_eq!(got, want);
 }
 
 #[test]
 fn tpch_queries_agree_with_optimizer_on_off_and_each_rule_off() {
     let dir = format!("{}/queries/tpch", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     assert!(files.len() >= 9);
     for f in files {
         let sql = std::fs::read_to_string(&f).unwrap();
         let sql = sql.trim().trim_end_matches(';');
-        let reference = ctx(OptimizerOptions::none()).sql(sql).unwrap().collect().unwrap();
+        let reference = ctx(OptimizerOptions::none())
+            .sql(sql)
+            .unwrap()
+            .collect()
+            .unwrap();
         assert!(reference.num_rows() > 0, "{} returned no rows", f.display());
         let reference = common::rows_of(&reference);
-        let on = common::rows_of(&ctx(OptimizerOptions::default()).sql(sql).unwrap().collect().unwrap());
+        let on = common::rows_of(
+            &ctx(OptimizerOptions::default())
+                .sql(sql)
+                .unwrap()
+                .collect()
+                .unwrap(),
+        );
         assert_eq!(reference, on, "{}", f.display());
         for rule in OptimizerOptions::rule_names() {
-            let off = common::rows_of(&ctx(OptimizerOptions::default().disable(rule)).sql(sql).unwrap().collect().unwrap());
+            let off = common::rows_of(
+                &ctx(OptimizerOptions::default().disable(rule))
+                    .sql(sql)
+                    .unwrap()
+                    .collect()
+                    .unwrap(),
+            );
             assert_eq!(reference, off, "{} with {rule} off", f.display());
         }
     }
@@ -121,34 +179,88 @@ fn sql_features() {
     let c = ctx(OptimizerOptions::default());
     let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
     assert_eq!(q("select count(*) from nation"), vec!["25"]);
-    assert_eq!(q("select r_name from region order by 1 desc limit 2 offset 1"), vec!["EUROPE", "ASIA"]);
-    assert_eq!(q("select count(distinct n_regionkey) as k from nation"), vec!["5"]);
     assert_eq!(
-        q("with r as (select r_regionkey as k, r_name from region) select r_name, count(*) as n from nation join r on n_regionkey = k group by r_name having count(*) >= 5 order by r_name limit 2"),
+        q("select r_name from region order by 1 desc limit 2 offset 1"),
+        vec!["EUROPE", "ASIA"]
+    );
+    assert_eq!(
+        q("select count(distinct n_regionkey) as k from nation"),
+        vec!["5"]
+    );
+    assert_eq!(
+        q(
+            "with r as (select r_regionkey as k, r_name from region) select r_name, count(*) as n from nation join r on n_regionkey = k group by r_name having count(*) >= 5 order by r_name limit 2"
+        ),
         vec!["AFRICA|5", "AMERICA|5"]
     );
-    assert_eq!(q("select n_name from nation where n_name like 'UNITED%' order by n_name"), vec!["UNITED KINGDOM", "UNITED STATES"]);
-    assert_eq!(q("select n_nationkey from nation where n_nationkey in (1, 2) union all select r_regionkey from region where r_regionkey = 0 order by 1"), vec!["0", "1", "2"]);
-    assert_eq!(q("select distinct n_regionkey from nation where n_regionkey < 2 order by n_regionkey"), vec!["0", "1"]);
-    assert_eq!(q("select case when n_nationkey < 1 then 'low' else 'high' end as band, substring(n_name from 1 for 3) as p from nation where n_nationkey < 2 order by band"), vec!["high|ARG", "low|ALG"]);
-    assert_eq!(q("select n1.n_name, n2.n_name from nation n1 join nation n2 on n1.n_nationkey = n2.n_nationkey where n1.n_nationkey = 3"), vec!["CANADA|CANADA"]);
-    assert_eq!(q("select r_name from region left join nation on r_regionkey = n_nationkey + 100 where n_name is null order by r_name limit 1"), vec!["AFRICA"]);
-    assert_eq!(q("select extract(year from date '1995-03-15') as y, cast(5 as double) / 2 as h from region limit 1"), vec!["1995|2.5"]);
+    assert_eq!(
+        q("select n_name from nation where n_name like 'UNITED%' order by n_name"),
+        vec!["UNITED KINGDOM", "UNITED STATES"]
+    );
+    assert_eq!(
+        q(
+            "select n_nationkey from nation where n_nationkey in (1, 2) union all select r_regionkey from region where r_regionkey = 0 order by 1"
+        ),
+        vec!["0", "1", "2"]
+    );
+    assert_eq!(
+        q("select distinct n_regionkey from nation where n_regionkey < 2 order by n_regionkey"),
+        vec!["0", "1"]
+    );
+    assert_eq!(
+        q(
+            "select case when n_nationkey < 1 then 'low' else 'high' end as band, substring(n_name from 1 for 3) as p from nation where n_nationkey < 2 order by band"
+        ),
+        vec!["high|ARG", "low|ALG"]
+    );
+    assert_eq!(
+        q(
+            "select n1.n_name, n2.n_name from nation n1 join nation n2 on n1.n_nationkey = n2.n_nationkey where n1.n_nationkey = 3"
+        ),
+        vec!["CANADA|CANADA"]
+    );
+    assert_eq!(
+        q(
+            "select r_name from region left join nation on r_regionkey = n_nationkey + 100 where n_name is null order by r_name limit 1"
+        ),
+        vec!["AFRICA"]
+    );
+    assert_eq!(
+        q(
+            "select extract(year from date '1995-03-15') as y, cast(5 as double) / 2 as h from region limit 1"
+        ),
+        vec!["1995|2.5"]
+    );
 }
 
 #[test]
 fn sql_errors_are_clear() {
     let c = ctx(OptimizerOptions::default());
-    let e = c.sql("select * from lineitem where").unwrap_err().to_string();
+    let e = c
+        .sql("select * from lineitem where")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("syntax") && e.contains("Line: 1"), "{e}");
     let e = c.sql("select * from nosuch").unwrap_err().to_string();
-    assert!(e.contains("nosuch") && e.contains("lineitem") && e.contains("region"), "{e}");
+    assert!(
+        e.contains("nosuch") && e.contains("lineitem") && e.contains("region"),
+        "{e}"
+    );
     let e = c.sql("select nope from region").unwrap_err().to_string();
     assert!(e.contains("'nope'") && e.contains("region.r_name"), "{e}");
-    let e = c.sql("select r_name from region where r_regionkey in (select n_regionkey from nation)").unwrap_err().to_string();
+    let e = c
+        .sql("select r_name from region where r_regionkey in (select n_regionkey from nation)")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("subqueries"), "{e}");
-    let e = c.sql("select r_name, count(*) from region group by r_regionkey").unwrap_err().to_string();
+    let e = c
+        .sql("select r_name, count(*) from region group by r_regionkey")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("GROUP BY"), "{e}");
-    let e = c.sql("select r_name + 1 from region").unwrap_err().to_string();
+    let e = c
+        .sql("select r_name + 1 from region")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("Utf8") || e.contains("Utf8View"), "{e}");
 }

@@ -11,7 +11,11 @@ use sloth::sql::{SqlContext, SqlOutput};
 use sloth::{DataFrame, Result, SlothError};
 
 #[derive(Parser)]
-#[command(name = "sloth", version, about = "A lazy, Arrow-native query engine: SQL over CSV/Parquet files")]
+#[command(
+    name = "sloth",
+    version,
+    about = "A lazy, Arrow-native query engine: SQL over CSV/Parquet files"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -116,7 +120,11 @@ enum Format {
 }
 
 fn context(source: &Source) -> Result<SqlContext> {
-    let mut options = if source.no_optimize { OptimizerOptions::none() } else { OptimizerOptions::default() };
+    let mut options = if source.no_optimize {
+        OptimizerOptions::none()
+    } else {
+        OptimizerOptions::default()
+    };
     for r in &source.disable_rule {
         options = options.disable(r);
     }
@@ -137,9 +145,14 @@ fn query_text(source: &Source) -> Result<Option<String>> {
     match (&source.command, &source.file) {
         (Some(_), Some(_)) => Err(SlothError::plan("give either -c or -f, not both")),
         (Some(c), None) => Ok(Some(c.clone())),
-        (None, Some(f)) => std::fs::read_to_string(f)
-            .map(Some)
-            .map_err(|e| SlothError::FileNotFound { path: f.display().to_string(), reason: e.to_string() }),
+        (None, Some(f)) => {
+            std::fs::read_to_string(f)
+                .map(Some)
+                .map_err(|e| SlothError::FileNotFound {
+                    path: f.display().to_string(),
+                    reason: e.to_string(),
+                })
+        }
         (None, None) => Ok(None),
     }
 }
@@ -150,12 +163,16 @@ fn render(df: &DataFrame, format: Format) -> Result<String> {
         Format::Csv => {
             let mut buf = Vec::new();
             {
-                let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
+                let mut w = arrow::csv::WriterBuilder::new()
+                    .with_header(true)
+                    .build(&mut buf);
                 for b in df.batches() {
                     w.write(b)?;
                 }
                 if df.batches().is_empty() {
-                    w.write(&arrow::record_batch::RecordBatch::new_empty(df.schema().clone()))?;
+                    w.write(&arrow::record_batch::RecordBatch::new_empty(
+                        df.schema().clone(),
+                    ))?;
                 }
             }
             String::from_utf8_lossy(&buf).into_owned()
@@ -170,7 +187,11 @@ fn render(df: &DataFrame, format: Format) -> Result<String> {
                 w.finish()?;
             }
             let s = String::from_utf8_lossy(&buf).into_owned();
-            if s.is_empty() { "[]\n".to_string() } else { s + "\n" }
+            if s.is_empty() {
+                "[]\n".to_string()
+            } else {
+                s + "\n"
+            }
         }
         Format::Parquet => return Err(SlothError::plan("--format parquet needs --output FILE")),
     })
@@ -197,7 +218,12 @@ fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>) -> Result<()> 
     }
 }
 
-fn run_statement(ctx: &SqlContext, sql: &str, format: Format, output: Option<&PathBuf>) -> Result<()> {
+fn run_statement(
+    ctx: &SqlContext,
+    sql: &str,
+    format: Format,
+    output: Option<&PathBuf>,
+) -> Result<()> {
     match ctx.execute(sql)? {
         SqlOutput::Frame(df) => emit(&df, format, output),
         SqlOutput::Text(t) => {
@@ -208,16 +234,24 @@ fn run_statement(ctx: &SqlContext, sql: &str, format: Format, output: Option<&Pa
 }
 
 fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
-    let mut rl = rustyline::DefaultEditor::new().map_err(|e| SlothError::Io(std::io::Error::other(e.to_string())))?;
+    let mut rl = rustyline::DefaultEditor::new()
+        .map_err(|e| SlothError::Io(std::io::Error::other(e.to_string())))?;
     let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".sloth_history"));
     if let Some(h) = &history {
         let _ = rl.load_history(h);
     }
     let mut timer = false;
     let mut buffer = String::new();
-    println!("sloth {} — type .help for help, end statements with ';'", env!("CARGO_PKG_VERSION"));
+    println!(
+        "sloth {} — type .help for help, end statements with ';'",
+        env!("CARGO_PKG_VERSION")
+    );
     loop {
-        let prompt = if buffer.is_empty() { "sloth> " } else { "   ..> " };
+        let prompt = if buffer.is_empty() {
+            "sloth> "
+        } else {
+            "   ..> "
+        };
         let line = match rl.readline(prompt) {
             Ok(l) => l,
             Err(rustyline::error::ReadlineError::Interrupted) => {
@@ -237,12 +271,17 @@ fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
                 ),
                 (Some(".tables"), _) => println!("{}", ctx.table_names().join("\n")),
                 (Some(".schema"), Some(name)) => match ctx.table(name).and_then(|t| t.schema()) {
-                    Ok(s) => s.fields().iter().for_each(|f| println!("{} {}", f.name(), f.data_type())),
+                    Ok(s) => s
+                        .fields()
+                        .iter()
+                        .for_each(|f| println!("{} {}", f.name(), f.data_type())),
                     Err(e) => eprintln!("Error: {e}"),
                 },
                 (Some(".timer"), Some(v)) => timer = v == "on",
                 (Some(".mode"), Some(m)) => match Format::from_str(m, true) {
-                    Ok(Format::Parquet) | Err(_) => eprintln!("Error: unknown mode '{m}' (table, csv, json)"),
+                    Ok(Format::Parquet) | Err(_) => {
+                        eprintln!("Error: unknown mode '{m}' (table, csv, json)")
+                    }
                     Ok(f) => format = f,
                 },
                 _ => eprintln!("Error: unknown command '{trimmed}'; try .help"),
@@ -297,7 +336,8 @@ fn generate(g: Gen) -> Result<()> {
         Gen::H2oJoin { rows, out } => {
             std::fs::create_dir_all(&out)?;
             for (name, batches) in sloth::datagen::h2o_join(rows)? {
-                DataFrame::from_batches(batches)?.write_parquet(out.join(format!("{name}.parquet")))?;
+                DataFrame::from_batches(batches)?
+                    .write_parquet(out.join(format!("{name}.parquet")))?;
             }
             eprintln!("wrote x, small, medium, big to {}", out.display());
         }
@@ -315,23 +355,41 @@ fn write_by_extension(df: &DataFrame, out: &std::path::Path) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Sql { source, format, output } => {
+        Command::Sql {
+            source,
+            format,
+            output,
+        } => {
             let ctx = context(&source)?;
             match query_text(&source)? {
-                Some(sql) => run_statement(&ctx, sql.trim().trim_end_matches(';'), format, output.as_ref()),
+                Some(sql) => run_statement(
+                    &ctx,
+                    sql.trim().trim_end_matches(';'),
+                    format,
+                    output.as_ref(),
+                ),
                 None => repl(ctx, format),
             }
         }
         Command::Explain { source, analyze } => {
             let ctx = context(&source)?;
-            let sql = query_text(&source)?.ok_or_else(|| SlothError::plan("give a query with -c or -f"))?;
+            let sql = query_text(&source)?
+                .ok_or_else(|| SlothError::plan("give a query with -c or -f"))?;
             let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
-            println!("{}", if analyze { lf.profile()? } else { lf.explain(true)? });
+            println!(
+                "{}",
+                if analyze {
+                    lf.profile()?
+                } else {
+                    lf.explain(true)?
+                }
+            );
             Ok(())
         }
         Command::Profile { source } => {
             let ctx = context(&source)?;
-            let sql = query_text(&source)?.ok_or_else(|| SlothError::plan("give a query with -c or -f"))?;
+            let sql = query_text(&source)?
+                .ok_or_else(|| SlothError::plan("give a query with -c or -f"))?;
             let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
             println!("{}", lf.profile()?);
             Ok(())

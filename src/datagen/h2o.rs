@@ -16,7 +16,10 @@ use crate::error::Result;
 use crate::io::BATCH_SIZE;
 
 fn chunks(n: usize) -> Vec<(usize, usize)> {
-    (0..n).step_by(BATCH_SIZE).map(|s| (s, BATCH_SIZE.min(n - s))).collect()
+    (0..n)
+        .step_by(BATCH_SIZE)
+        .map(|s| (s, BATCH_SIZE.min(n - s)))
+        .collect()
 }
 
 /// The group-by table: `n` rows, `k` distinct values of `id1, id2, id4, id5`.
@@ -28,7 +31,11 @@ pub fn h2o_groupby(n: usize, k: usize) -> Result<Vec<RecordBatch>> {
         .map(|(start, len)| {
             let mut r = SplitMix64::new(0x42 ^ (start as u64).wrapping_mul(0x9E37));
             let mut ids = [(); 6].map(|_| Vec::with_capacity(len));
-            let (mut v1, mut v2, mut v3) = (Vec::with_capacity(len), Vec::with_capacity(len), Vec::with_capacity(len));
+            let (mut v1, mut v2, mut v3) = (
+                Vec::with_capacity(len),
+                Vec::with_capacity(len),
+                Vec::with_capacity(len),
+            );
             for _ in 0..len {
                 ids[0].push(r.one_to(k));
                 ids[1].push(r.one_to(k));
@@ -41,9 +48,13 @@ pub fn h2o_groupby(n: usize, k: usize) -> Result<Vec<RecordBatch>> {
                 v3.push((r.unit() * 100.0 * 1e6).round() / 1e6);
             }
             let s = |v: &[u64], w: usize| -> ArrayRef {
-                Arc::new(StringArray::from_iter_values(v.iter().map(|x| format!("id{x:0w$}"))))
+                Arc::new(StringArray::from_iter_values(
+                    v.iter().map(|x| format!("id{x:0w$}")),
+                ))
             };
-            let i = |v: &[u64]| -> ArrayRef { Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64))) };
+            let i = |v: &[u64]| -> ArrayRef {
+                Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64)))
+            };
             Ok(RecordBatch::try_from_iter(vec![
                 ("id1", s(&ids[0], 3)),
                 ("id2", s(&ids[1], 3)),
@@ -67,7 +78,10 @@ pub fn h2o_join(n: usize) -> Result<Vec<(&'static str, Vec<RecordBatch>)>> {
     let n_big = n.max(1000);
     // About 10% of the left keys fall outside the right tables' key ranges.
     let widen = |m: usize| (m as f64 * 1.1).ceil() as u64;
-    let make = |rows: usize, seed: u64, cols: &(dyn Fn(&mut SplitMix64, usize) -> [u64; 3] + Sync), names: &[&str]| {
+    let make = |rows: usize,
+                seed: u64,
+                cols: &(dyn Fn(&mut SplitMix64, usize) -> [u64; 3] + Sync),
+                names: &[&str]| {
         chunks(rows)
             .into_par_iter()
             .map(|(start, len)| {
@@ -82,13 +96,22 @@ pub fn h2o_join(n: usize) -> Result<Vec<(&'static str, Vec<RecordBatch>)>> {
                     v.push((r.unit() * 100.0 * 1e6).round() / 1e6);
                 }
                 let mut columns: Vec<(String, ArrayRef)> = Vec::new();
-                let ints = names.iter().filter(|n| n.starts_with("id") && n[2..].parse::<u8>().unwrap_or(9) <= 3).count();
+                let ints = names
+                    .iter()
+                    .filter(|n| n.starts_with("id") && n[2..].parse::<u8>().unwrap_or(9) <= 3)
+                    .count();
                 for (i, name) in names.iter().enumerate().take(ints) {
-                    columns.push((name.to_string(), Arc::new(Int64Array::from(keys[i].clone()))));
+                    columns.push((
+                        name.to_string(),
+                        Arc::new(Int64Array::from(keys[i].clone())),
+                    ));
                 }
                 for (i, name) in names.iter().enumerate().skip(ints).take(ints) {
                     let vals = keys[i - ints].iter().map(|x| format!("id{x}"));
-                    columns.push((name.to_string(), Arc::new(StringArray::from_iter_values(vals))));
+                    columns.push((
+                        name.to_string(),
+                        Arc::new(StringArray::from_iter_values(vals)),
+                    ));
                 }
                 let vname = names.last().expect("value column");
                 columns.push((vname.to_string(), Arc::new(Float64Array::from(v))));
@@ -100,12 +123,38 @@ pub fn h2o_join(n: usize) -> Result<Vec<(&'static str, Vec<RecordBatch>)>> {
     let x = make(
         n,
         1,
-        &|r, _| [r.one_to(widen(n_small)), r.one_to(widen(n_medium)), r.one_to(widen(n_big))],
+        &|r, _| {
+            [
+                r.one_to(widen(n_small)),
+                r.one_to(widen(n_medium)),
+                r.one_to(widen(n_big)),
+            ]
+        },
         &["id1", "id2", "id3", "id4", "id5", "id6", "v1"],
     )?;
-    let small = make(n_small, 2, &|_, row| [row as u64 + 1, 0, 0], &["id1", "id4", "v2"])?;
-    let medium = make(n_medium, 3, &|r, row| [r.one_to(s), row as u64 + 1, 0], &["id1", "id2", "id4", "id5", "v2"])?;
-    let big = make(n_big, 4, &|r, row| [r.one_to(s), r.one_to(m), row as u64 + 1], &["id1", "id2", "id3", "id4", "id5", "id6", "v2"])?;
+    let small = make(
+        n_small,
+        2,
+        &|_, row| [row as u64 + 1, 0, 0],
+        &["id1", "id4", "v2"],
+    )?;
+    let medium = make(
+        n_medium,
+        3,
+        &|r, row| [r.one_to(s), row as u64 + 1, 0],
+        &["id1", "id2", "id4", "id5", "v2"],
+    )?;
+    let big = make(
+        n_big,
+        4,
+        &|r, row| [r.one_to(s), r.one_to(m), row as u64 + 1],
+        &["id1", "id2", "id3", "id4", "id5", "id6", "v2"],
+    )?;
     let _ = b;
-    Ok(vec![("x", x), ("small", small), ("medium", medium), ("big", big)])
+    Ok(vec![
+        ("x", x),
+        ("small", small),
+        ("medium", medium),
+        ("big", big),
+    ])
 }

@@ -12,7 +12,9 @@ use crate::error::{Result, SlothError};
 use crate::io::BATCH_SIZE;
 
 /// The eight TPC-H tables.
-pub const TPCH_TABLES: [&str; 8] = ["nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem"];
+pub const TPCH_TABLES: [&str; 8] = [
+    "nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
+];
 
 fn part_count(table: &str, sf: f64) -> i32 {
     match table {
@@ -21,7 +23,12 @@ fn part_count(table: &str, sf: f64) -> i32 {
     }
 }
 
-fn generate_part(table: &str, sf: f64, part: i32, parts: i32) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+fn generate_part(
+    table: &str,
+    sf: f64,
+    part: i32,
+    parts: i32,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     macro_rules! gen_table {
         ($arrow:ident, $gen:ident) => {{
             let it = $arrow::new($gen::new(sf, part, parts)).with_batch_size(BATCH_SIZE);
@@ -38,7 +45,10 @@ fn generate_part(table: &str, sf: f64, part: i32, parts: i32) -> Result<(SchemaR
         "orders" => gen_table!(OrderArrow, OrderGenerator),
         "lineitem" => gen_table!(LineItemArrow, LineItemGenerator),
         other => {
-            return Err(SlothError::plan(format!("unknown TPC-H table '{other}'; tables: {}", TPCH_TABLES.join(", "))));
+            return Err(SlothError::plan(format!(
+                "unknown TPC-H table '{other}'; tables: {}",
+                TPCH_TABLES.join(", ")
+            )));
         }
     })
 }
@@ -46,11 +56,15 @@ fn generate_part(table: &str, sf: f64, part: i32, parts: i32) -> Result<(SchemaR
 /// One TPC-H table at scale factor `sf`, in memory.
 pub fn tpch_table(table: &str, sf: f64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     if !(sf > 0.0) {
-        return Err(SlothError::plan(format!("scale factor must be positive, got {sf}")));
+        return Err(SlothError::plan(format!(
+            "scale factor must be positive, got {sf}"
+        )));
     }
     let parts = part_count(table, sf);
-    let pieces: Vec<(SchemaRef, Vec<RecordBatch>)> =
-        (1..=parts).into_par_iter().map(|p| generate_part(table, sf, p, parts)).collect::<Result<_>>()?;
+    let pieces: Vec<(SchemaRef, Vec<RecordBatch>)> = (1..=parts)
+        .into_par_iter()
+        .map(|p| generate_part(table, sf, p, parts))
+        .collect::<Result<_>>()?;
     let schema = pieces[0].0.clone();
     Ok((schema, pieces.into_iter().flat_map(|(_, b)| b).collect()))
 }
@@ -65,7 +79,11 @@ pub fn write_tpch(sf: f64, out: &Path, format: &str, mut progress: impl FnMut(&s
         match format {
             "parquet" => crate::io::write_parquet(&path, &schema, &batches)?,
             "csv" => crate::io::write_csv(&path, &schema, &batches)?,
-            other => return Err(SlothError::unsupported(format!("output format '{other}' (use parquet or csv)"))),
+            other => {
+                return Err(SlothError::unsupported(format!(
+                    "output format '{other}' (use parquet or csv)"
+                )));
+            }
         }
         progress(table);
     }

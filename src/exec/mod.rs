@@ -62,7 +62,12 @@ pub fn execute_with(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<Vec<Record
 }
 
 /// Runs a node; returns its output and its inclusive time.
-fn run(plan: &PhysicalPlan, ctx: &ExecContext, next_id: &mut usize, depth: usize) -> Result<(Vec<RecordBatch>, Duration)> {
+fn run(
+    plan: &PhysicalPlan,
+    ctx: &ExecContext,
+    next_id: &mut usize,
+    depth: usize,
+) -> Result<(Vec<RecordBatch>, Duration)> {
     let id = *next_id;
     *next_id += 1;
     let mut child_time = Duration::ZERO;
@@ -77,9 +82,17 @@ fn run(plan: &PhysicalPlan, ctx: &ExecContext, next_id: &mut usize, depth: usize
     let self_time = start.elapsed();
     let extra = match plan {
         PhysicalPlan::Scan { metrics, .. } => {
-            let total = metrics.row_groups.load(std::sync::atomic::Ordering::Relaxed);
-            let pruned = metrics.row_groups_pruned.load(std::sync::atomic::Ordering::Relaxed);
-            if total > 0 { format!("row_groups={total} pruned={pruned}") } else { String::new() }
+            let total = metrics
+                .row_groups
+                .load(std::sync::atomic::Ordering::Relaxed);
+            let pruned = metrics
+                .row_groups_pruned
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if total > 0 {
+                format!("row_groups={total} pruned={pruned}")
+            } else {
+                String::new()
+            }
         }
         _ => String::new(),
     };

@@ -70,9 +70,13 @@ impl ScalarValue {
             ScalarValue::Decimal128(v, p, s) => {
                 Arc::new(Decimal128Array::from(vec![*v]).with_precision_and_scale(*p, *s)?)
             }
-            ScalarValue::Interval { months, days, nanos } => {
-                Arc::new(IntervalMonthDayNanoArray::from(vec![IntervalMonthDayNano::new(*months, *days, *nanos)]))
-            }
+            ScalarValue::Interval {
+                months,
+                days,
+                nanos,
+            } => Arc::new(IntervalMonthDayNanoArray::from(vec![
+                IntervalMonthDayNano::new(*months, *days, *nanos),
+            ])),
         })
     }
 
@@ -94,12 +98,20 @@ impl ScalarValue {
         Some(match array.data_type() {
             DataType::Boolean => ScalarValue::Boolean(Some(array.as_boolean().value(i))),
             DataType::Int64 => ScalarValue::Int64(Some(array.as_primitive::<Int64Type>().value(i))),
-            DataType::Float64 => ScalarValue::Float64(Some(array.as_primitive::<Float64Type>().value(i))),
-            DataType::Utf8 => ScalarValue::Utf8(Some(array.as_string::<i32>().value(i).to_string())),
-            DataType::Date32 => ScalarValue::Date32(Some(array.as_primitive::<Date32Type>().value(i))),
-            DataType::Decimal128(p, s) => {
-                ScalarValue::Decimal128(Some(array.as_primitive::<Decimal128Type>().value(i)), *p, *s)
+            DataType::Float64 => {
+                ScalarValue::Float64(Some(array.as_primitive::<Float64Type>().value(i)))
             }
+            DataType::Utf8 => {
+                ScalarValue::Utf8(Some(array.as_string::<i32>().value(i).to_string()))
+            }
+            DataType::Date32 => {
+                ScalarValue::Date32(Some(array.as_primitive::<Date32Type>().value(i)))
+            }
+            DataType::Decimal128(p, s) => ScalarValue::Decimal128(
+                Some(array.as_primitive::<Decimal128Type>().value(i)),
+                *p,
+                *s,
+            ),
             _ => return None,
         })
     }
@@ -125,7 +137,11 @@ impl fmt::Display for ScalarValue {
             ScalarValue::Decimal128(Some(v), p, s) => {
                 write!(f, "{}", Decimal128Type::format_decimal(*v, *p, *s))
             }
-            ScalarValue::Interval { months, days, nanos } => {
+            ScalarValue::Interval {
+                months,
+                days,
+                nanos,
+            } => {
                 write!(f, "INTERVAL '{months} months {days} days {nanos} ns'")
             }
             _ => write!(f, "NULL"),

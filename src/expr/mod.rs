@@ -278,17 +278,28 @@ pub fn lit(value: impl Into<ScalarValue>) -> Expr {
 
 /// `count(*)`: the number of rows (of each group).
 pub fn count_star() -> Expr {
-    Expr::Agg { func: AggFunc::CountStar, args: vec![], distinct: false }
+    Expr::Agg {
+        func: AggFunc::CountStar,
+        args: vec![],
+        distinct: false,
+    }
 }
 
 /// `corr(a, b)`: Pearson correlation.
 pub fn corr(a: Expr, b: Expr) -> Expr {
-    Expr::Agg { func: AggFunc::Corr, args: vec![a, b], distinct: false }
+    Expr::Agg {
+        func: AggFunc::Corr,
+        args: vec![a, b],
+        distinct: false,
+    }
 }
 
 /// Starts a `when(cond).then(value)...otherwise(value)` chain.
 pub fn when(condition: Expr) -> When {
-    When { cases: vec![], condition }
+    When {
+        cases: vec![],
+        condition,
+    }
 }
 
 /// A `when` whose `then` is still to come.
@@ -314,15 +325,24 @@ pub struct Then {
 impl Then {
     /// Another condition, tried if the earlier ones did not hold.
     pub fn when(self, condition: Expr) -> When {
-        When { cases: self.cases, condition }
+        When {
+            cases: self.cases,
+            condition,
+        }
     }
     /// The value when no condition holds; closes the chain.
     pub fn otherwise(self, value: Expr) -> Expr {
-        Expr::Case { when_then: self.cases, otherwise: Some(Box::new(value)) }
+        Expr::Case {
+            when_then: self.cases,
+            otherwise: Some(Box::new(value)),
+        }
     }
     /// Closes the chain with null as the fallback value.
     pub fn end(self) -> Expr {
-        Expr::Case { when_then: self.cases, otherwise: None }
+        Expr::Case {
+            when_then: self.cases,
+            otherwise: None,
+        }
     }
 }
 
@@ -397,7 +417,11 @@ impl Expr {
     }
     /// `self IN (values)`.
     pub fn is_in(self, values: impl IntoIterator<Item = impl Into<Expr>>) -> Expr {
-        Expr::InList { expr: Box::new(self), list: values.into_iter().map(Into::into).collect(), negated: false }
+        Expr::InList {
+            expr: Box::new(self),
+            list: values.into_iter().map(Into::into).collect(),
+            negated: false,
+        }
     }
     /// `low <= self AND self <= high`.
     pub fn between(self, low: impl Into<Expr>, high: impl Into<Expr>) -> Expr {
@@ -405,11 +429,19 @@ impl Expr {
     }
     /// Quantile `q` in `[0, 1]`, linear interpolation.
     pub fn quantile(self, q: f64) -> Expr {
-        Expr::Agg { func: AggFunc::Quantile(q), args: vec![self], distinct: false }
+        Expr::Agg {
+            func: AggFunc::Quantile(q),
+            args: vec![self],
+            distinct: false,
+        }
     }
     /// Count of distinct non-null values (SQL `count(DISTINCT x)`).
     pub fn count_distinct(self) -> Expr {
-        Expr::Agg { func: AggFunc::Count, args: vec![self], distinct: true }
+        Expr::Agg {
+            func: AggFunc::Count,
+            args: vec![self],
+            distinct: true,
+        }
     }
     /// Substring test.
     pub fn contains(self, pattern: impl Into<Expr>) -> Expr {
@@ -447,7 +479,10 @@ impl Expr {
         match self {
             Expr::Alias(_, name) => name.clone(),
             Expr::Column(name) => name.clone(),
-            Expr::Agg { func: AggFunc::CountStar, .. } => "count".to_string(),
+            Expr::Agg {
+                func: AggFunc::CountStar,
+                ..
+            } => "count".to_string(),
             other => other.first_column().unwrap_or_else(|| other.to_string()),
         }
     }
@@ -479,14 +514,19 @@ impl Expr {
             Expr::Binary { left, right, .. } => vec![left, right],
             Expr::Not(e) | Expr::Negative(e) | Expr::IsNull(e) | Expr::IsNotNull(e) => vec![e],
             Expr::Cast(e, _) | Expr::Alias(e, _) => vec![e],
-            Expr::Case { when_then, otherwise } => {
+            Expr::Case {
+                when_then,
+                otherwise,
+            } => {
                 let mut v: Vec<&Expr> = when_then.iter().flat_map(|(w, t)| [w, t]).collect();
                 if let Some(o) = otherwise {
                     v.push(o);
                 }
                 v
             }
-            Expr::InList { expr, list, .. } => std::iter::once(expr.as_ref()).chain(list.iter()).collect(),
+            Expr::InList { expr, list, .. } => {
+                std::iter::once(expr.as_ref()).chain(list.iter()).collect()
+            }
             Expr::Function(_, args) | Expr::Agg { args, .. } => args.iter().collect(),
         }
     }
@@ -505,19 +545,37 @@ impl Expr {
             Expr::IsNotNull(e) => Expr::IsNotNull(Box::new(e.transform(f))),
             Expr::Cast(e, t) => Expr::Cast(Box::new(e.transform(f)), t),
             Expr::Alias(e, n) => Expr::Alias(Box::new(e.transform(f)), n),
-            Expr::Case { when_then, otherwise } => Expr::Case {
-                when_then: when_then.into_iter().map(|(w, t)| (w.transform(f), t.transform(f))).collect(),
+            Expr::Case {
+                when_then,
+                otherwise,
+            } => Expr::Case {
+                when_then: when_then
+                    .into_iter()
+                    .map(|(w, t)| (w.transform(f), t.transform(f)))
+                    .collect(),
                 otherwise: otherwise.map(|o| Box::new(o.transform(f))),
             },
-            Expr::InList { expr, list, negated } => Expr::InList {
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
                 expr: Box::new(expr.transform(f)),
                 list: list.into_iter().map(|e| e.transform(f)).collect(),
                 negated,
             },
-            Expr::Function(func, args) => Expr::Function(func, args.into_iter().map(|e| e.transform(f)).collect()),
-            Expr::Agg { func, args, distinct } => {
-                Expr::Agg { func, args: args.into_iter().map(|e| e.transform(f)).collect(), distinct }
+            Expr::Function(func, args) => {
+                Expr::Function(func, args.into_iter().map(|e| e.transform(f)).collect())
             }
+            Expr::Agg {
+                func,
+                args,
+                distinct,
+            } => Expr::Agg {
+                func,
+                args: args.into_iter().map(|e| e.transform(f)).collect(),
+                distinct,
+            },
             leaf => leaf,
         };
         f(rebuilt)
@@ -554,7 +612,11 @@ impl Expr {
     /// Splits a conjunction `a AND b AND c` into `[a, b, c]`.
     pub fn split_conjunction(self) -> Vec<Expr> {
         match self {
-            Expr::Binary { left, op: Operator::And, right } => {
+            Expr::Binary {
+                left,
+                op: Operator::And,
+                right,
+            } => {
                 let mut v = left.split_conjunction();
                 v.extend(right.split_conjunction());
                 v
@@ -616,7 +678,10 @@ impl fmt::Display for Expr {
             Expr::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
             Expr::Cast(e, t) => write!(f, "CAST({e} AS {t})"),
             Expr::Alias(e, n) => write!(f, "{e} AS {n}"),
-            Expr::Case { when_then, otherwise } => {
+            Expr::Case {
+                when_then,
+                otherwise,
+            } => {
                 write!(f, "CASE")?;
                 for (w, t) in when_then {
                     write!(f, " WHEN {w} THEN {t}")?;
@@ -626,22 +691,44 @@ impl fmt::Display for Expr {
                 }
                 write!(f, " END")
             }
-            Expr::InList { expr, list, negated } => {
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let items: Vec<String> = list.iter().map(|e| e.to_string()).collect();
-                write!(f, "{expr} {}IN ({})", if *negated { "NOT " } else { "" }, items.join(", "))
+                write!(
+                    f,
+                    "{expr} {}IN ({})",
+                    if *negated { "NOT " } else { "" },
+                    items.join(", ")
+                )
             }
             Expr::Function(func, args) => {
                 let items: Vec<String> = args.iter().map(|e| e.to_string()).collect();
                 write!(f, "{}({})", func.name(), items.join(", "))
             }
-            Expr::Agg { func: AggFunc::CountStar, .. } => write!(f, "count(*)"),
-            Expr::Agg { func, args, distinct } => {
+            Expr::Agg {
+                func: AggFunc::CountStar,
+                ..
+            } => write!(f, "count(*)"),
+            Expr::Agg {
+                func,
+                args,
+                distinct,
+            } => {
                 let items: Vec<String> = args.iter().map(|e| e.to_string()).collect();
                 let extra = match func {
                     AggFunc::Quantile(q) => format!(", {q}"),
                     _ => String::new(),
                 };
-                write!(f, "{}({}{}{extra})", func.name(), if *distinct { "DISTINCT " } else { "" }, items.join(", "))
+                write!(
+                    f,
+                    "{}({}{}{extra})",
+                    func.name(),
+                    if *distinct { "DISTINCT " } else { "" },
+                    items.join(", ")
+                )
             }
             Expr::Wildcard => write!(f, "*"),
         }

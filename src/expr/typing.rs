@@ -72,14 +72,20 @@ pub fn common_type(l: &DataType, r: &DataType) -> Option<DataType> {
     Some(match (l, r) {
         (Null, t) | (t, Null) => t.clone(),
         (a, b) if is_string(a) && is_string(b) => {
-            if matches!(a, Utf8View) || matches!(b, Utf8View) { Utf8View } else { LargeUtf8 }
+            if matches!(a, Utf8View) || matches!(b, Utf8View) {
+                Utf8View
+            } else {
+                LargeUtf8
+            }
         }
         (Date32, s) | (s, Date32) if is_string(s) => Date32,
         (Timestamp(u, tz), s) | (s, Timestamp(u, tz)) if is_string(s) => Timestamp(*u, tz.clone()),
         (Date32, Timestamp(u, tz)) | (Timestamp(u, tz), Date32) => Timestamp(*u, tz.clone()),
         (Decimal128(p1, s1), Decimal128(p2, s2)) => decimal_union(*p1, *s1, *p2, *s2),
         (Decimal128(p, s), i) | (i, Decimal128(p, s)) if int_rank(i).is_some() => {
-            let DataType::Decimal128(ip, is) = int_as_decimal(i)? else { return None };
+            let DataType::Decimal128(ip, is) = int_as_decimal(i)? else {
+                return None;
+            };
             decimal_union(*p, *s, ip, is)
         }
         (Float32 | Float64, t) | (t, Float32 | Float64) if t.is_numeric() => Float64,
@@ -91,9 +97,7 @@ pub fn common_type(l: &DataType, r: &DataType) -> Option<DataType> {
 /// The types the operands of `l op r` are cast to before the kernel runs.
 pub fn coerce_binary(op: Operator, l: &DataType, r: &DataType) -> Result<(DataType, DataType)> {
     use DataType::*;
-    let mismatch = || {
-        SlothError::types(format!("cannot apply '{}' to {l} and {r}", op_name(op)))
-    };
+    let mismatch = || SlothError::types(format!("cannot apply '{}' to {l} and {r}", op_name(op)));
     match op {
         Operator::And | Operator::Or => {
             for t in [l, r] {
@@ -112,8 +116,12 @@ pub fn coerce_binary(op: Operator, l: &DataType, r: &DataType) -> Result<(DataTy
             }
             (Date32, Date32) if op == Operator::Minus => Ok((Int64, Int64)),
             (Decimal128(..), Decimal128(..)) => Ok((l.clone(), r.clone())),
-            (Decimal128(..), i) if int_rank(i).is_some() => Ok((l.clone(), int_as_decimal(i).unwrap())),
-            (i, Decimal128(..)) if int_rank(i).is_some() => Ok((int_as_decimal(i).unwrap(), r.clone())),
+            (Decimal128(..), i) if int_rank(i).is_some() => {
+                Ok((l.clone(), int_as_decimal(i).unwrap()))
+            }
+            (i, Decimal128(..)) if int_rank(i).is_some() => {
+                Ok((int_as_decimal(i).unwrap(), r.clone()))
+            }
             (a, b) if (a.is_numeric() || *a == Null) && (b.is_numeric() || *b == Null) => {
                 let t = common_type(a, b).ok_or_else(mismatch)?;
                 let t = if t == Null { Int64 } else { t };
@@ -146,8 +154,14 @@ mod tests {
 
     #[test]
     fn integers_widen_and_decimals_stay_exact() {
-        assert_eq!(common_type(&DataType::Int32, &DataType::Int64), Some(DataType::Int64));
-        assert_eq!(common_type(&DataType::UInt8, &DataType::Int8), Some(DataType::Int16));
+        assert_eq!(
+            common_type(&DataType::Int32, &DataType::Int64),
+            Some(DataType::Int64)
+        );
+        assert_eq!(
+            common_type(&DataType::UInt8, &DataType::Int8),
+            Some(DataType::Int16)
+        );
         assert_eq!(
             common_type(&DataType::Decimal128(15, 2), &DataType::Int64),
             Some(DataType::Decimal128(21, 2))
@@ -156,13 +170,22 @@ mod tests {
             common_type(&DataType::Decimal128(15, 2), &DataType::Decimal128(10, 4)),
             Some(DataType::Decimal128(17, 4))
         );
-        assert_eq!(common_type(&DataType::Decimal128(15, 2), &DataType::Float64), Some(DataType::Float64));
+        assert_eq!(
+            common_type(&DataType::Decimal128(15, 2), &DataType::Float64),
+            Some(DataType::Float64)
+        );
     }
 
     #[test]
     fn strings_meet_dates_and_views() {
-        assert_eq!(common_type(&DataType::Utf8View, &DataType::Utf8), Some(DataType::Utf8View));
-        assert_eq!(common_type(&DataType::Date32, &DataType::Utf8), Some(DataType::Date32));
+        assert_eq!(
+            common_type(&DataType::Utf8View, &DataType::Utf8),
+            Some(DataType::Utf8View)
+        );
+        assert_eq!(
+            common_type(&DataType::Date32, &DataType::Utf8),
+            Some(DataType::Date32)
+        );
         assert_eq!(common_type(&DataType::Boolean, &DataType::Int64), None);
     }
 
@@ -170,6 +193,9 @@ mod tests {
     fn mismatches_name_both_types() {
         let err = coerce_binary(Operator::Plus, &DataType::Utf8, &DataType::Int64).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("Utf8") && msg.contains("Int64") && msg.contains('+'), "{msg}");
+        assert!(
+            msg.contains("Utf8") && msg.contains("Int64") && msg.contains('+'),
+            "{msg}"
+        );
     }
 }

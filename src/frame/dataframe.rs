@@ -26,7 +26,10 @@ impl DataFrame {
 
     /// Builds a frame from batches (at least one, to give the schema).
     pub fn from_batches(batches: Vec<RecordBatch>) -> Result<Self> {
-        let schema = batches.first().ok_or_else(|| SlothError::plan("no batches (the schema is unknown)"))?.schema();
+        let schema = batches
+            .first()
+            .ok_or_else(|| SlothError::plan("no batches (the schema is unknown)"))?
+            .schema();
         Ok(DataFrame { schema, batches })
     }
 
@@ -52,18 +55,28 @@ impl DataFrame {
 
     /// Column names in order.
     pub fn column_names(&self) -> Vec<String> {
-        self.schema.fields().iter().map(|f| f.name().clone()).collect()
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
     }
 
     /// One column, all batches concatenated.
     pub fn column(&self, name: &str) -> Result<ArrayRef> {
-        let i = self.schema.index_of(name).map_err(|_| SlothError::ColumnNotFound {
-            name: name.to_string(),
-            available: self.column_names(),
-        })?;
-        let parts: Vec<&dyn arrow::array::Array> = self.batches.iter().map(|b| b.column(i).as_ref()).collect();
+        let i = self
+            .schema
+            .index_of(name)
+            .map_err(|_| SlothError::ColumnNotFound {
+                name: name.to_string(),
+                available: self.column_names(),
+            })?;
+        let parts: Vec<&dyn arrow::array::Array> =
+            self.batches.iter().map(|b| b.column(i).as_ref()).collect();
         if parts.is_empty() {
-            return Ok(arrow::array::new_empty_array(self.schema.field(i).data_type()));
+            return Ok(arrow::array::new_empty_array(
+                self.schema.field(i).data_type(),
+            ));
         }
         Ok(arrow::compute::concat(&parts)?)
     }
@@ -104,7 +117,11 @@ impl DataFrame {
             let tail = crate::exec::columnar::slice(self.batches.clone(), n - max_rows / 2, None);
             head.into_iter().chain(tail).collect()
         };
-        let shown = if shown.is_empty() { vec![RecordBatch::new_empty(self.schema.clone())] } else { shown };
+        let shown = if shown.is_empty() {
+            vec![RecordBatch::new_empty(self.schema.clone())]
+        } else {
+            shown
+        };
         let table = arrow::util::pretty::pretty_format_batches(&shown)
             .map(|t| t.to_string())
             .unwrap_or_else(|e| format!("<cannot display: {e}>"));
@@ -123,11 +140,17 @@ impl DataFrame {
         let names = self.column_names();
         let sorted = self
             .lazy()
-            .sort(names.iter().map(|n| crate::expr::col(n.as_str())).collect(), vec![false], false)
+            .sort(
+                names.iter().map(|n| crate::expr::col(n.as_str())).collect(),
+                vec![false],
+                false,
+            )
             .collect_unoptimized()?;
         let mut buf = Vec::new();
         {
-            let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
+            let mut w = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut buf);
             for b in sorted.batches() {
                 w.write(b)?;
             }
@@ -144,7 +167,10 @@ impl fmt::Display for DataFrame {
 
 impl From<RecordBatch> for DataFrame {
     fn from(b: RecordBatch) -> Self {
-        DataFrame { schema: b.schema(), batches: vec![b] }
+        DataFrame {
+            schema: b.schema(),
+            batches: vec![b],
+        }
     }
 }
 

@@ -44,17 +44,28 @@ pub struct LazyFrame {
 
 impl From<LogicalPlan> for LazyFrame {
     fn from(plan: LogicalPlan) -> Self {
-        LazyFrame { plan: Arc::new(plan), options: OptimizerOptions::default() }
+        LazyFrame {
+            plan: Arc::new(plan),
+            options: OptimizerOptions::default(),
+        }
     }
 }
 
 impl LazyFrame {
     fn scan(source: ScanSource) -> Self {
-        LogicalPlan::Scan(Scan { source, projection: None, filters: vec![] }).into()
+        LogicalPlan::Scan(Scan {
+            source,
+            projection: None,
+            filters: vec![],
+        })
+        .into()
     }
 
     fn then(&self, plan: LogicalPlan) -> Self {
-        LazyFrame { plan: Arc::new(plan), options: self.options.clone() }
+        LazyFrame {
+            plan: Arc::new(plan),
+            options: self.options.clone(),
+        }
     }
 
     /// Scans a CSV file with a header row (types inferred).
@@ -84,7 +95,10 @@ impl LazyFrame {
 
     /// A frame over in-memory batches (at least one, for the schema).
     pub fn from_batches(batches: Vec<RecordBatch>) -> Result<Self> {
-        let schema = batches.first().ok_or_else(|| SlothError::plan("from_batches needs at least one batch"))?.schema();
+        let schema = batches
+            .first()
+            .ok_or_else(|| SlothError::plan("from_batches needs at least one batch"))?
+            .schema();
         Self::from_batches_with_schema(schema, batches)
     }
 
@@ -111,17 +125,26 @@ impl LazyFrame {
 
     /// Keeps rows where `predicate` is true (null counts as false).
     pub fn filter(&self, predicate: Expr) -> Self {
-        self.then(LogicalPlan::Filter { input: self.plan.clone(), predicate })
+        self.then(LogicalPlan::Filter {
+            input: self.plan.clone(),
+            predicate,
+        })
     }
 
     /// Computes exactly these columns.
     pub fn select(&self, exprs: impl IntoIterator<Item = Expr>) -> Self {
         let exprs = self.expand_wildcards(exprs.into_iter().collect());
-        self.then(LogicalPlan::Project { input: self.plan.clone(), exprs })
+        self.then(LogicalPlan::Project {
+            input: self.plan.clone(),
+            exprs,
+        })
     }
 
     fn column_names(&self) -> Vec<String> {
-        self.plan.schema().map(|s| s.fields().iter().map(|f| f.name().clone()).collect()).unwrap_or_default()
+        self.plan
+            .schema()
+            .map(|s| s.fields().iter().map(|f| f.name().clone()).collect())
+            .unwrap_or_default()
     }
 
     fn expand_wildcards(&self, exprs: Vec<Expr>) -> Vec<Expr> {
@@ -144,18 +167,28 @@ impl LazyFrame {
         let mut out: Vec<Expr> = self.column_names().into_iter().map(col).collect();
         for e in new {
             let name = e.output_name();
-            let e = if matches!(e, Expr::Column(_) | Expr::Alias(..)) { e } else { e.alias(name.clone()) };
+            let e = if matches!(e, Expr::Column(_) | Expr::Alias(..)) {
+                e
+            } else {
+                e.alias(name.clone())
+            };
             match out.iter().position(|o| o.output_name() == name) {
                 Some(i) => out[i] = e,
                 None => out.push(e),
             }
         }
-        self.then(LogicalPlan::Project { input: self.plan.clone(), exprs: out })
+        self.then(LogicalPlan::Project {
+            input: self.plan.clone(),
+            exprs: out,
+        })
     }
 
     /// Starts a grouped aggregation.
     pub fn group_by(&self, keys: impl IntoIterator<Item = Expr>) -> GroupBy {
-        GroupBy { frame: self.clone(), keys: keys.into_iter().collect() }
+        GroupBy {
+            frame: self.clone(),
+            keys: keys.into_iter().collect(),
+        }
     }
 
     /// Aggregates the whole frame to one row.
@@ -187,7 +220,9 @@ impl LazyFrame {
             return joined;
         }
         // Drop right keys that duplicate a same-named left key.
-        let (Ok(ls), Ok(rs)) = (self.plan.schema(), other.plan.schema()) else { return joined };
+        let (Ok(ls), Ok(rs)) = (self.plan.schema(), other.plan.schema()) else {
+            return joined;
+        };
         let out = crate::plan::join_schema(&ls, &rs, how);
         let n_left = ls.fields().len();
         let dup_keys: Vec<usize> = left_on
@@ -214,9 +249,16 @@ impl LazyFrame {
                 .into_iter()
                 .map(|e| {
                     let name = e.output_name();
-                    match left_on.iter().zip(&right_on).find(|(l, _)| matches!(l, Expr::Column(c) if *c == name)) {
-                        Some((_, Expr::Column(r))) if dup_keys.contains(&rs.index_of(r).unwrap_or(usize::MAX)) => {
-                            let right_name = out.field(n_left + rs.index_of(r).unwrap()).name().clone();
+                    match left_on
+                        .iter()
+                        .zip(&right_on)
+                        .find(|(l, _)| matches!(l, Expr::Column(c) if *c == name))
+                    {
+                        Some((_, Expr::Column(r)))
+                            if dup_keys.contains(&rs.index_of(r).unwrap_or(usize::MAX)) =>
+                        {
+                            let right_name =
+                                out.field(n_left + rs.index_of(r).unwrap()).name().clone();
                             col(right_name).alias(name)
                         }
                         _ => e,
@@ -235,7 +277,11 @@ impl LazyFrame {
             .enumerate()
             .map(|(i, expr)| SortKey {
                 expr,
-                descending: descending.get(i).or(descending.first()).copied().unwrap_or(false),
+                descending: descending
+                    .get(i)
+                    .or(descending.first())
+                    .copied()
+                    .unwrap_or(false),
                 nulls_last,
             })
             .collect();
@@ -244,7 +290,10 @@ impl LazyFrame {
 
     /// Sorts by fully specified keys.
     pub fn sort_by(&self, by: Vec<SortKey>) -> Self {
-        self.then(LogicalPlan::Sort { input: self.plan.clone(), by })
+        self.then(LogicalPlan::Sort {
+            input: self.plan.clone(),
+            by,
+        })
     }
 
     /// The first `n` rows.
@@ -254,17 +303,25 @@ impl LazyFrame {
 
     /// Rows `offset..offset+len` (`None`: to the end).
     pub fn slice(&self, offset: usize, len: Option<usize>) -> Self {
-        self.then(LogicalPlan::Slice { input: self.plan.clone(), offset, len })
+        self.then(LogicalPlan::Slice {
+            input: self.plan.clone(),
+            offset,
+            len,
+        })
     }
 
     /// Distinct rows.
     pub fn unique(&self) -> Self {
-        self.then(LogicalPlan::Distinct { input: self.plan.clone() })
+        self.then(LogicalPlan::Distinct {
+            input: self.plan.clone(),
+        })
     }
 
     /// Concatenates frames with the same columns (`UNION ALL`).
     pub fn union(&self, others: &[LazyFrame]) -> Self {
-        let inputs = std::iter::once(self.plan.clone()).chain(others.iter().map(|o| o.plan.clone())).collect();
+        let inputs = std::iter::once(self.plan.clone())
+            .chain(others.iter().map(|o| o.plan.clone()))
+            .collect();
         self.then(LogicalPlan::Union { inputs })
     }
 
@@ -295,7 +352,13 @@ impl LazyFrame {
         if let Some(missing) = names.iter().find(|n| !existing.iter().any(|e| e == *n)) {
             return self.select([col(*missing)]);
         }
-        self.select(existing.into_iter().filter(|n| !names.contains(&n.as_str())).map(col).collect::<Vec<_>>())
+        self.select(
+            existing
+                .into_iter()
+                .filter(|n| !names.contains(&n.as_str()))
+                .map(col)
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// The optimized logical plan.
@@ -316,7 +379,11 @@ impl LazyFrame {
         Ok(format!(
             "Logical plan:\n{}\nOptimized plan (rules fired: {}):\n{}\nPhysical plan:\n{}",
             self.plan,
-            if fired.is_empty() { "none".to_string() } else { fired.join(", ") },
+            if fired.is_empty() {
+                "none".to_string()
+            } else {
+                fired.join(", ")
+            },
             plan,
             physical
         ))
@@ -329,7 +396,9 @@ impl LazyFrame {
 
     /// Runs the query without the optimizer (the reference for its tests).
     pub fn collect_unoptimized(&self) -> Result<DataFrame> {
-        self.clone().with_optimizer(OptimizerOptions::none()).collect()
+        self.clone()
+            .with_optimizer(OptimizerOptions::none())
+            .collect()
     }
 
     /// Runs the query and returns the per-operator metrics too.
@@ -369,7 +438,11 @@ impl GroupBy {
     /// Computes aggregates per group: keys first, then one column per expression.
     /// Expressions may combine aggregates (`col("a").max() - col("a").min()`).
     pub fn agg(self, exprs: impl IntoIterator<Item = Expr>) -> LazyFrame {
-        let plan = plan_aggregate(self.frame.plan.clone(), self.keys, exprs.into_iter().collect());
+        let plan = plan_aggregate(
+            self.frame.plan.clone(),
+            self.keys,
+            exprs.into_iter().collect(),
+        );
         self.frame.then(plan)
     }
 }
@@ -408,11 +481,20 @@ pub fn plan_aggregate(input: Arc<LogicalPlan>, keys: Vec<Expr>, exprs: Vec<Expr>
     let key_names: Vec<Expr> = keys.iter().map(|k| col(k.output_name())).collect();
     let keys: Vec<Expr> = keys
         .into_iter()
-        .map(|k| if matches!(k, Expr::Column(_) | Expr::Alias(..)) { k.clone() } else { k.clone().alias(k.output_name()) })
+        .map(|k| {
+            if matches!(k, Expr::Column(_) | Expr::Alias(..)) {
+                k.clone()
+            } else {
+                k.clone().alias(k.output_name())
+            }
+        })
         .collect();
     let agg = LogicalPlan::Aggregate { input, keys, aggs };
     if !needs_projection {
         return agg;
     }
-    LogicalPlan::Project { input: Arc::new(agg), exprs: key_names.into_iter().chain(outputs).collect() }
+    LogicalPlan::Project {
+        input: Arc::new(agg),
+        exprs: key_names.into_iter().chain(outputs).collect(),
+    }
 }

@@ -24,12 +24,18 @@ pub struct CsvOptions {
 
 impl Default for CsvOptions {
     fn default() -> Self {
-        CsvOptions { has_header: true, delimiter: b',', infer_rows: 10_000 }
+        CsvOptions {
+            has_header: true,
+            delimiter: b',',
+            infer_rows: 10_000,
+        }
     }
 }
 
 fn format(options: &CsvOptions) -> Format {
-    Format::default().with_header(options.has_header).with_delimiter(options.delimiter)
+    Format::default()
+        .with_header(options.has_header)
+        .with_delimiter(options.delimiter)
 }
 
 fn data_error(path: &Path, e: impl std::fmt::Display) -> SlothError {
@@ -55,7 +61,9 @@ pub(super) fn read(
     projection: Option<&[usize]>,
 ) -> Result<Vec<RecordBatch>> {
     let file = BufReader::with_capacity(1 << 20, open(path)?);
-    let mut builder = ReaderBuilder::new(schema.clone()).with_format(format(options)).with_batch_size(BATCH_SIZE);
+    let mut builder = ReaderBuilder::new(schema.clone())
+        .with_format(format(options))
+        .with_batch_size(BATCH_SIZE);
     if let Some(p) = projection {
         builder = builder.with_projection(p.to_vec());
     }

@@ -73,7 +73,11 @@ impl fmt::Display for ScanSource {
             ScanSource::Parquet { path, .. } => write!(f, "parquet '{}'", path.display()),
             ScanSource::Ipc { path, .. } => write!(f, "ipc '{}'", path.display()),
             ScanSource::Memory { batches, .. } => {
-                write!(f, "memory ({} rows)", batches.iter().map(|b| b.num_rows()).sum::<usize>())
+                write!(
+                    f,
+                    "memory ({} rows)",
+                    batches.iter().map(|b| b.num_rows()).sum::<usize>()
+                )
             }
         }
     }
@@ -83,13 +87,19 @@ impl fmt::Display for ScanSource {
 /// nulls (outer joins, aggregates of empty groups), so all derived schemas are.
 pub fn nullable_schema(schema: &Schema) -> SchemaRef {
     Arc::new(Schema::new(
-        schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect::<Vec<_>>(),
     ))
 }
 
 pub(crate) fn open(path: &Path) -> Result<std::fs::File> {
-    std::fs::File::open(path)
-        .map_err(|e| SlothError::FileNotFound { path: path.display().to_string(), reason: e.to_string() })
+    std::fs::File::open(path).map_err(|e| SlothError::FileNotFound {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 impl ScanSource {
@@ -97,7 +107,11 @@ impl ScanSource {
     pub fn csv(path: impl AsRef<Path>, options: CsvOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let schema = csv::infer_schema(&path, &options)?;
-        Ok(ScanSource::Csv { path, schema, options })
+        Ok(ScanSource::Csv {
+            path,
+            schema,
+            options,
+        })
     }
 
     /// A Parquet source.
@@ -110,9 +124,16 @@ impl ScanSource {
     /// An Arrow IPC file source.
     pub fn ipc(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let reader = arrow::ipc::reader::FileReader::try_new(open(&path)?, None)
-            .map_err(|e| SlothError::Data(format!("'{}' is not an Arrow IPC file: {e}", path.display())))?;
-        Ok(ScanSource::Ipc { path, schema: nullable_schema(&reader.schema()) })
+        let reader = arrow::ipc::reader::FileReader::try_new(open(&path)?, None).map_err(|e| {
+            SlothError::Data(format!(
+                "'{}' is not an Arrow IPC file: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(ScanSource::Ipc {
+            path,
+            schema: nullable_schema(&reader.schema()),
+        })
     }
 
     /// In-memory batches (all must share the schema).
@@ -127,13 +148,20 @@ impl ScanSource {
                 Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(ScanSource::Memory { schema, batches: Arc::new(batches) })
+        Ok(ScanSource::Memory {
+            schema,
+            batches: Arc::new(batches),
+        })
     }
 
     /// A source chosen by file extension (`.csv`, `.parquet`/`.pq`, `.arrow`/`.ipc`/`.feather`).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         match ext.as_str() {
             "csv" | "tsv" => {
                 let mut options = CsvOptions::default();
@@ -183,21 +211,36 @@ impl ScanSource {
             None => self.schema(),
         };
         let batches = match self {
-            ScanSource::Csv { path, schema, options } => csv::read(path, schema, options, projection)?,
+            ScanSource::Csv {
+                path,
+                schema,
+                options,
+            } => csv::read(path, schema, options, projection)?,
             ScanSource::Parquet { path, .. } => parquet::read(path, projection, filters, metrics)?,
             ScanSource::Ipc { path, .. } => {
-                let reader = arrow::ipc::reader::FileReader::try_new(open(path)?, projection.map(|p| p.to_vec()))?;
+                let reader = arrow::ipc::reader::FileReader::try_new(
+                    open(path)?,
+                    projection.map(|p| p.to_vec()),
+                )?;
                 reader.collect::<Result<Vec<_>, _>>()?
             }
             ScanSource::Memory { batches, .. } => match projection {
-                Some(p) => batches.iter().map(|b| b.project(p)).collect::<Result<Vec<_>, _>>()?,
+                Some(p) => batches
+                    .iter()
+                    .map(|b| b.project(p))
+                    .collect::<Result<Vec<_>, _>>()?,
                 None => batches.as_ref().clone(),
             },
         };
         batches
             .into_iter()
             .filter(|b| b.num_rows() > 0)
-            .map(|b| Ok(RecordBatch::try_new(out_schema.clone(), b.columns().to_vec())?))
+            .map(|b| {
+                Ok(RecordBatch::try_new(
+                    out_schema.clone(),
+                    b.columns().to_vec(),
+                )?)
+            })
             .collect()
     }
 }

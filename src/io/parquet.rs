@@ -29,8 +29,12 @@ pub struct ParquetScanMetrics {
 }
 
 fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<std::fs::File>> {
-    ParquetRecordBatchReaderBuilder::try_new(open(path)?)
-        .map_err(|e| SlothError::Data(format!("'{}' is not a readable Parquet file: {e}", path.display())))
+    ParquetRecordBatchReaderBuilder::try_new(open(path)?).map_err(|e| {
+        SlothError::Data(format!(
+            "'{}' is not a readable Parquet file: {e}",
+            path.display()
+        ))
+    })
 }
 
 pub(super) fn read_schema(path: &Path) -> Result<SchemaRef> {
@@ -55,18 +59,28 @@ pub(super) fn read(
         None => file_schema.as_ref().clone(),
     };
     let keep = row_group_may_match(filters, &projected_schema, &file_schema, &metadata)?;
-    let groups: Vec<usize> = (0..metadata.num_row_groups()).filter(|i| keep[*i]).collect();
-    metrics.row_groups.fetch_add(metadata.num_row_groups(), Ordering::Relaxed);
-    metrics.row_groups_pruned.fetch_add(metadata.num_row_groups() - groups.len(), Ordering::Relaxed);
+    let groups: Vec<usize> = (0..metadata.num_row_groups())
+        .filter(|i| keep[*i])
+        .collect();
+    metrics
+        .row_groups
+        .fetch_add(metadata.num_row_groups(), Ordering::Relaxed);
+    metrics
+        .row_groups_pruned
+        .fetch_add(metadata.num_row_groups() - groups.len(), Ordering::Relaxed);
     let per_group: Vec<Vec<RecordBatch>> = groups
         .par_iter()
         .map(|&rg| {
-            let mut b = builder(path)?.with_row_groups(vec![rg]).with_batch_size(BATCH_SIZE);
+            let mut b = builder(path)?
+                .with_row_groups(vec![rg])
+                .with_batch_size(BATCH_SIZE);
             if let Some(p) = projection {
                 let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
                 b = b.with_projection(mask);
             }
-            b.build()?.map(|r| r.map_err(SlothError::from)).collect::<Result<Vec<_>>>()
+            b.build()?
+                .map(|r| r.map_err(SlothError::from))
+                .collect::<Result<Vec<_>>>()
         })
         .collect::<Result<_>>()?;
     Ok(per_group.into_iter().flatten().collect())
@@ -85,31 +99,52 @@ pub fn row_group_may_match(
     let n = metadata.num_row_groups();
     let mut keep = BooleanArray::from(vec![true; n]);
     for f in filters {
-        let Some((col, op, value)) = column_vs_constant(f) else { continue };
+        let Some((col, op, value)) = column_vs_constant(f) else {
+            continue;
+        };
         let name = projected.field(col).name();
-        let Ok(conv) = StatisticsConverter::try_new(name, file_schema, metadata.file_metadata().schema_descr()) else {
+        let Ok(conv) = StatisticsConverter::try_new(
+            name,
+            file_schema,
+            metadata.file_metadata().schema_descr(),
+        ) else {
             continue;
         };
-        let (Ok(mins), Ok(maxes)) =
-            (conv.row_group_mins(metadata.row_groups()), conv.row_group_maxes(metadata.row_groups()))
-        else {
+        let (Ok(mins), Ok(maxes)) = (
+            conv.row_group_mins(metadata.row_groups()),
+            conv.row_group_maxes(metadata.row_groups()),
+        ) else {
             continue;
         };
-        let Some(m) = prune(&mins, &maxes, op, value)? else { continue };
+        let Some(m) = prune(&mins, &maxes, op, value)? else {
+            continue;
+        };
         // Unknown statistics (null) keep the row group.
-        let m = BooleanArray::from(m.iter().map(|v| Some(v.unwrap_or(true))).collect::<Vec<_>>());
+        let m = BooleanArray::from(
+            m.iter()
+                .map(|v| Some(v.unwrap_or(true)))
+                .collect::<Vec<_>>(),
+        );
         keep = boolean::and(&keep, &m)?;
     }
     Ok(keep.iter().map(|v| v.unwrap_or(true)).collect())
 }
 
-fn prune(mins: &ArrayRef, maxes: &ArrayRef, op: Operator, value: &ArrayRef) -> Result<Option<BooleanArray>> {
+fn prune(
+    mins: &ArrayRef,
+    maxes: &ArrayRef,
+    op: Operator,
+    value: &ArrayRef,
+) -> Result<Option<BooleanArray>> {
     // Statistics come in the file's type; compare in the constant's type.
     let to = value.data_type();
     if !arrow::compute::can_cast_types(mins.data_type(), to) {
         return Ok(None);
     }
-    let (Ok(mins), Ok(maxes)) = (arrow::compute::cast(mins, to), arrow::compute::cast(maxes, to)) else {
+    let (Ok(mins), Ok(maxes)) = (
+        arrow::compute::cast(mins, to),
+        arrow::compute::cast(maxes, to),
+    ) else {
         return Ok(None);
     };
     let v = Scalar::new(value.clone());
@@ -126,7 +161,9 @@ fn prune(mins: &ArrayRef, maxes: &ArrayRef, op: Operator, value: &ArrayRef) -> R
 /// Matches `col op constant`, looking through casts of the column that keep
 /// order (numeric widening, decimal rescaling, string layouts).
 fn column_vs_constant(e: &PhysicalExpr) -> Option<(usize, Operator, &ArrayRef)> {
-    let Node::Binary(l, op, r) = &e.node else { return None };
+    let Node::Binary(l, op, r) = &e.node else {
+        return None;
+    };
     let column = |e: &PhysicalExpr| -> Option<usize> {
         match &e.node {
             Node::Column(i) => Some(*i),
@@ -148,6 +185,7 @@ fn order_preserving(from: &arrow::datatypes::DataType, to: &arrow::datatypes::Da
     use arrow::datatypes::DataType::*;
     (from.is_integer() && (to.is_integer() || matches!(to, Decimal128(..) | Float64)))
         || (matches!(from, Decimal128(..)) && matches!(to, Decimal128(..)))
-        || (matches!(from, Utf8 | LargeUtf8 | Utf8View) && matches!(to, Utf8 | LargeUtf8 | Utf8View))
+        || (matches!(from, Utf8 | LargeUtf8 | Utf8View)
+            && matches!(to, Utf8 | LargeUtf8 | Utf8View))
         || (matches!(from, Float32) && matches!(to, Float64))
 }

@@ -16,7 +16,10 @@ use parquet::file::properties::WriterProperties;
 use crate::error::{Result, SlothError};
 
 fn temp_path(target: &Path) -> PathBuf {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     target.with_file_name(format!(".{name}.sloth-tmp-{}", std::process::id()))
 }
 
@@ -31,8 +34,10 @@ fn atomic_write(target: &Path, write: impl FnOnce(BufWriter<File>) -> Result<Fil
         }
     }
     let tmp = temp_path(target);
-    let file = File::create(&tmp)
-        .map_err(|e| SlothError::FileNotFound { path: target.display().to_string(), reason: e.to_string() })?;
+    let file = File::create(&tmp).map_err(|e| SlothError::FileNotFound {
+        path: target.display().to_string(),
+        reason: e.to_string(),
+    })?;
     let result = write(BufWriter::with_capacity(1 << 20, file)).and_then(|f| {
         f.sync_all()?;
         std::fs::rename(&tmp, target)?;
@@ -49,7 +54,11 @@ fn into_file(w: BufWriter<File>) -> Result<File> {
 }
 
 /// Writes batches as a zstd-compressed Parquet file.
-pub fn write_parquet(path: impl AsRef<Path>, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+pub fn write_parquet(
+    path: impl AsRef<Path>,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<()> {
     atomic_write(path.as_ref(), |w| {
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
@@ -64,7 +73,11 @@ pub fn write_parquet(path: impl AsRef<Path>, schema: &SchemaRef, batches: &[Reco
 }
 
 /// Writes batches as CSV with a header line.
-pub fn write_csv(path: impl AsRef<Path>, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+pub fn write_csv(
+    path: impl AsRef<Path>,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<()> {
     atomic_write(path.as_ref(), |w| {
         let mut writer = arrow::csv::WriterBuilder::new().with_header(true).build(w);
         if batches.is_empty() {
@@ -82,7 +95,11 @@ pub fn write_csv(path: impl AsRef<Path>, schema: &SchemaRef, batches: &[RecordBa
 }
 
 /// Writes batches as an Arrow IPC file.
-pub fn write_ipc(path: impl AsRef<Path>, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+pub fn write_ipc(
+    path: impl AsRef<Path>,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<()> {
     atomic_write(path.as_ref(), |w| {
         let mut writer = arrow::ipc::writer::FileWriter::try_new(w, schema)?;
         for b in batches {

@@ -20,7 +20,13 @@ use crate::expr::AggFunc;
 pub trait Accumulator: Send {
     /// Adds `values[..][rows[k]]` to group `groups[k]` for every k.
     /// `num_groups` is the number of groups that exist so far.
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], num_groups: usize) -> Result<()>;
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        num_groups: usize,
+    ) -> Result<()>;
     /// The final value per group, for `num_groups` groups.
     fn finish(&mut self, num_groups: usize) -> Result<ArrayRef>;
 }
@@ -29,21 +35,39 @@ pub trait Accumulator: Send {
 pub fn input_types(func: AggFunc, args: &[DataType]) -> Vec<DataType> {
     let f64s = || args.iter().map(|_| DataType::Float64).collect();
     match func {
-        AggFunc::Sum => vec![crate::physical::expr::agg_output_type(func, args).unwrap_or(DataType::Int64)],
-        AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median | AggFunc::Quantile(_) | AggFunc::Corr => f64s(),
+        AggFunc::Sum => {
+            vec![crate::physical::expr::agg_output_type(func, args).unwrap_or(DataType::Int64)]
+        }
+        AggFunc::Mean
+        | AggFunc::Std
+        | AggFunc::Var
+        | AggFunc::Median
+        | AggFunc::Quantile(_)
+        | AggFunc::Corr => f64s(),
         _ => args.to_vec(),
     }
 }
 
 /// Creates the accumulator for `func` whose inputs have `types`
 /// (already the types from [`input_types`]).
-pub fn create(func: AggFunc, distinct: bool, types: &[DataType], out: &DataType) -> Result<Box<dyn Accumulator>> {
+pub fn create(
+    func: AggFunc,
+    distinct: bool,
+    types: &[DataType],
+    out: &DataType,
+) -> Result<Box<dyn Accumulator>> {
     let t = types.first().cloned().unwrap_or(DataType::Null);
     Ok(match func {
-        AggFunc::CountStar => Box::new(Count { counts: vec![], count_nulls: true }),
+        AggFunc::CountStar => Box::new(Count {
+            counts: vec![],
+            count_nulls: true,
+        }),
         AggFunc::Count if distinct => Box::new(Distinct::new(&t, false)?),
         AggFunc::NUnique => Box::new(Distinct::new(&t, true)?),
-        AggFunc::Count => Box::new(Count { counts: vec![], count_nulls: false }),
+        AggFunc::Count => Box::new(Count {
+            counts: vec![],
+            count_nulls: false,
+        }),
         AggFunc::Sum => match out {
             DataType::Int64 => Box::new(Sum::<Int64Type>::new(out.clone())),
             DataType::UInt64 => Box::new(Sum::<UInt64Type>::new(out.clone())),
@@ -54,7 +78,10 @@ pub fn create(func: AggFunc, distinct: bool, types: &[DataType], out: &DataType)
         AggFunc::Mean => Box::new(Moments::new(Moment::Mean)),
         AggFunc::Var => Box::new(Moments::new(Moment::Var)),
         AggFunc::Std => Box::new(Moments::new(Moment::Std)),
-        AggFunc::Median => Box::new(Quantile { q: 0.5, values: vec![] }),
+        AggFunc::Median => Box::new(Quantile {
+            q: 0.5,
+            values: vec![],
+        }),
         AggFunc::Quantile(q) => {
             if !(0.0..=1.0).contains(&q) {
                 return Err(SlothError::plan(format!("quantile {q} is not in [0, 1]")));
@@ -62,8 +89,16 @@ pub fn create(func: AggFunc, distinct: bool, types: &[DataType], out: &DataType)
             Box::new(Quantile { q, values: vec![] })
         }
         AggFunc::Corr => Box::new(Corr { state: vec![] }),
-        AggFunc::First => Box::new(Pick { first: true, arrays: vec![], picks: vec![] }),
-        AggFunc::Last => Box::new(Pick { first: false, arrays: vec![], picks: vec![] }),
+        AggFunc::First => Box::new(Pick {
+            first: true,
+            arrays: vec![],
+            picks: vec![],
+        }),
+        AggFunc::Last => Box::new(Pick {
+            first: false,
+            arrays: vec![],
+            picks: vec![],
+        }),
         AggFunc::Min | AggFunc::Max => min_max(func == AggFunc::Max, &t)?,
     })
 }
@@ -71,7 +106,12 @@ pub fn create(func: AggFunc, distinct: bool, types: &[DataType], out: &DataType)
 fn min_max(max: bool, t: &DataType) -> Result<Box<dyn Accumulator>> {
     macro_rules! prim {
         ($ty:ty) => {
-            Box::new(MinMax::<$ty> { max, best: vec![], seen: vec![], data_type: t.clone() })
+            Box::new(MinMax::<$ty> {
+                max,
+                best: vec![],
+                seen: vec![],
+                data_type: t.clone(),
+            })
         };
     }
     Ok(match t {
@@ -109,9 +149,19 @@ struct Count {
 }
 
 impl Accumulator for Count {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.counts, n, 0);
-        let nulls = if self.count_nulls { None } else { values[0].logical_nulls() };
+        let nulls = if self.count_nulls {
+            None
+        } else {
+            values[0].logical_nulls()
+        };
         match nulls {
             None => groups.iter().for_each(|&g| self.counts[g as usize] += 1),
             Some(nulls) => {
@@ -136,12 +186,22 @@ struct Sum<T: ArrowPrimitiveType> {
 
 impl<T: ArrowPrimitiveType> Sum<T> {
     fn new(data_type: DataType) -> Self {
-        Sum { sums: vec![], seen: vec![], data_type }
+        Sum {
+            sums: vec![],
+            seen: vec![],
+            data_type,
+        }
     }
 }
 
 impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.sums, n, T::Native::default());
         grow(&mut self.seen, n, false);
         let a = values[0].as_primitive::<T>();
@@ -185,7 +245,13 @@ struct MinMax<T: ArrowPrimitiveType> {
 }
 
 impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.best, n, T::Native::default());
         grow(&mut self.seen, n, false);
         let a = values[0].as_primitive::<T>();
@@ -197,7 +263,11 @@ impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
                 continue;
             }
             let (g, x) = (g as usize, v[r]);
-            let better = if self.max { x.is_gt(self.best[g]) } else { x.is_lt(self.best[g]) };
+            let better = if self.max {
+                x.is_gt(self.best[g])
+            } else {
+                x.is_lt(self.best[g])
+            };
             if !self.seen[g] || better {
                 self.best[g] = x;
                 self.seen[g] = true;
@@ -225,12 +295,23 @@ struct MinMaxRows {
 
 impl MinMaxRows {
     fn new(max: bool, t: &DataType) -> Result<Self> {
-        Ok(MinMaxRows { max, converter: RowConverter::new(vec![SortField::new(t.clone())])?, best: vec![], arrays: vec![] })
+        Ok(MinMaxRows {
+            max,
+            converter: RowConverter::new(vec![SortField::new(t.clone())])?,
+            best: vec![],
+            arrays: vec![],
+        })
     }
 }
 
 impl Accumulator for MinMaxRows {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.best, n, None);
         let batch = self.arrays.len();
         self.arrays.push(values[0].clone());
@@ -246,7 +327,11 @@ impl Accumulator for MinMaxRows {
             let better = match slot {
                 None => true,
                 Some((b, _, _)) => {
-                    if self.max { row.as_ref() > b.as_slice() } else { row.as_ref() < b.as_slice() }
+                    if self.max {
+                        row.as_ref() > b.as_slice()
+                    } else {
+                        row.as_ref() < b.as_slice()
+                    }
                 }
             };
             if better {
@@ -257,7 +342,13 @@ impl Accumulator for MinMaxRows {
     }
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.best, n, None);
-        gather_picks(&self.arrays, self.best.iter().map(|b| b.as_ref().map(|(_, batch, row)| (*batch, *row))), n)
+        gather_picks(
+            &self.arrays,
+            self.best
+                .iter()
+                .map(|b| b.as_ref().map(|(_, batch, row)| (*batch, *row))),
+            n,
+        )
     }
 }
 
@@ -285,7 +376,13 @@ struct Pick {
 }
 
 impl Accumulator for Pick {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.picks, n, None);
         let batch = self.arrays.len();
         self.arrays.push(values[0].clone());
@@ -318,7 +415,10 @@ struct Moments {
 
 impl Moments {
     fn new(kind: Moment) -> Self {
-        Moments { kind, state: vec![] }
+        Moments {
+            kind,
+            state: vec![],
+        }
     }
 }
 
@@ -328,7 +428,13 @@ fn f64_values(a: &ArrayRef) -> (&[f64], Option<&NullBuffer>) {
 }
 
 impl Accumulator for Moments {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.state, n, (0.0, 0.0, 0.0));
         let (v, nulls) = f64_values(&values[0]);
         let mean_only = self.kind == Moment::Mean;
@@ -372,7 +478,13 @@ struct Quantile {
 }
 
 impl Accumulator for Quantile {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.values, n, Vec::new());
         let (v, nulls) = f64_values(&values[0]);
         for (&r, &g) in rows.iter().zip(groups) {
@@ -384,7 +496,11 @@ impl Accumulator for Quantile {
     }
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.values, n, Vec::new());
-        let out: Float64Array = self.values.iter_mut().map(|v| quantile(v, self.q)).collect();
+        let out: Float64Array = self
+            .values
+            .iter_mut()
+            .map(|v| quantile(v, self.q))
+            .collect();
         Ok(Arc::new(out))
     }
 }
@@ -411,7 +527,13 @@ struct Corr {
 }
 
 impl Accumulator for Corr {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.state, n, [0.0; 6]);
         let (x, xn) = f64_values(&values[0]);
         let (y, yn) = f64_values(&values[1]);
@@ -464,7 +586,13 @@ impl Distinct {
 }
 
 impl Accumulator for Distinct {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.sets, n, HashSet::new());
         grow(&mut self.nulls, n, false);
         let encoded = self.converter.convert_columns(&values[..1])?;
@@ -500,7 +628,13 @@ pub fn cast_inputs(values: &[ArrayRef], types: &[DataType]) -> Result<Vec<ArrayR
     values
         .iter()
         .zip(types)
-        .map(|(v, t)| if v.data_type() == t { Ok(v.clone()) } else { Ok(cast(v, t)?) })
+        .map(|(v, t)| {
+            if v.data_type() == t {
+                Ok(v.clone())
+            } else {
+                Ok(cast(v, t)?)
+            }
+        })
         .collect()
 }
 

@@ -49,7 +49,11 @@ impl ColumnarValue {
     }
 
     fn wrap(array: ArrayRef, scalar: bool) -> ColumnarValue {
-        if scalar { ColumnarValue::Scalar(array) } else { ColumnarValue::Array(array) }
+        if scalar {
+            ColumnarValue::Scalar(array)
+        } else {
+            ColumnarValue::Array(array)
+        }
     }
 }
 
@@ -70,8 +74,14 @@ pub fn evaluate_array(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ArrayR
 /// Evaluates a predicate to a selection mask where null counts as false.
 pub fn evaluate_mask(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<BooleanArray> {
     let v = evaluate_array(expr, batch)?;
-    let mask = v.as_boolean_opt().ok_or_else(|| SlothError::types(format!("predicate is {}, not Boolean", v.data_type())))?;
-    Ok(if mask.null_count() > 0 { prep_null_mask_filter(mask) } else { mask.clone() })
+    let mask = v
+        .as_boolean_opt()
+        .ok_or_else(|| SlothError::types(format!("predicate is {}, not Boolean", v.data_type())))?;
+    Ok(if mask.null_count() > 0 {
+        prep_null_mask_filter(mask)
+    } else {
+        mask.clone()
+    })
 }
 
 /// Evaluates `expr` over `batch`.
@@ -84,16 +94,26 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             let r = evaluate(r, batch)?;
             binary(&l, *op, &r, batch.num_rows())?
         }
-        Node::Not(e) => map_unary(evaluate(e, batch)?, |a| Ok(Arc::new(boolean::not(a.as_boolean())?)))?,
+        Node::Not(e) => map_unary(evaluate(e, batch)?, |a| {
+            Ok(Arc::new(boolean::not(a.as_boolean())?))
+        })?,
         Node::Negative(e) => map_unary(evaluate(e, batch)?, |a| Ok(numeric::neg(a)?))?,
-        Node::IsNull(e) => map_unary(evaluate(e, batch)?, |a| Ok(Arc::new(arrow::compute::is_null(a)?)))?,
-        Node::IsNotNull(e) => map_unary(evaluate(e, batch)?, |a| Ok(Arc::new(arrow::compute::is_not_null(a)?)))?,
+        Node::IsNull(e) => map_unary(evaluate(e, batch)?, |a| {
+            Ok(Arc::new(arrow::compute::is_null(a)?))
+        })?,
+        Node::IsNotNull(e) => map_unary(evaluate(e, batch)?, |a| {
+            Ok(Arc::new(arrow::compute::is_not_null(a)?))
+        })?,
         Node::Cast(e) => {
             let to = &expr.data_type;
             map_unary(evaluate(e, batch)?, |a| {
-                let opts = arrow::compute::CastOptions { safe: false, ..Default::default() };
-                arrow::compute::cast_with_options(a, to, &opts)
-                    .map_err(|err| SlothError::Data(format!("cannot cast {} to {to}: {err}", a.data_type())))
+                let opts = arrow::compute::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                arrow::compute::cast_with_options(a, to, &opts).map_err(|err| {
+                    SlothError::Data(format!("cannot cast {} to {to}: {err}", a.data_type()))
+                })
             })?
         }
         Node::Case(branches, otherwise) => {
@@ -130,14 +150,22 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
     })
 }
 
-fn map_unary(v: ColumnarValue, f: impl FnOnce(&ArrayRef) -> Result<ArrayRef>) -> Result<ColumnarValue> {
+fn map_unary(
+    v: ColumnarValue,
+    f: impl FnOnce(&ArrayRef) -> Result<ArrayRef>,
+) -> Result<ColumnarValue> {
     Ok(match v {
         ColumnarValue::Array(a) => ColumnarValue::Array(f(&a)?),
         ColumnarValue::Scalar(s) => ColumnarValue::Scalar(f(&s)?),
     })
 }
 
-fn binary(l: &ColumnarValue, op: Operator, r: &ColumnarValue, rows: usize) -> Result<ColumnarValue> {
+fn binary(
+    l: &ColumnarValue,
+    op: Operator,
+    r: &ColumnarValue,
+    rows: usize,
+) -> Result<ColumnarValue> {
     let scalar = l.is_scalar() && r.is_scalar();
     let (ld, rd) = (l.datum(), r.datum());
     let (ld, rd) = (&*ld, &*rd);
@@ -150,7 +178,11 @@ fn binary(l: &ColumnarValue, op: Operator, r: &ColumnarValue, rows: usize) -> Re
             // evaluated for every row, so an error would be spurious.
             let r = null_zero_divisor(r)?;
             let rd = &*r.datum();
-            if op == Operator::Divide { numeric::div(ld, rd)? } else { numeric::rem(ld, rd)? }
+            if op == Operator::Divide {
+                numeric::div(ld, rd)?
+            } else {
+                numeric::rem(ld, rd)?
+            }
         }
         Operator::Eq => Arc::new(cmp::eq(ld, rd)?),
         Operator::NotEq => Arc::new(cmp::neq(ld, rd)?),
@@ -163,7 +195,11 @@ fn binary(l: &ColumnarValue, op: Operator, r: &ColumnarValue, rows: usize) -> Re
             let la = l.clone().into_array(n)?;
             let ra = r.clone().into_array(n)?;
             let (la, ra) = (la.as_boolean(), ra.as_boolean());
-            Arc::new(if op == Operator::And { boolean::and_kleene(la, ra)? } else { boolean::or_kleene(la, ra)? })
+            Arc::new(if op == Operator::And {
+                boolean::and_kleene(la, ra)?
+            } else {
+                boolean::or_kleene(la, ra)?
+            })
         }
     };
     Ok(ColumnarValue::wrap(out, scalar))
@@ -179,11 +215,20 @@ fn null_zero_divisor(r: &ColumnarValue) -> Result<ColumnarValue> {
     let zero = cast(&Int64Array::from(vec![0]), &t)?;
     map_unary(r.clone(), |a| {
         let is_zero = cmp::eq(a, &Scalar::new(zero.clone()))?;
-        if is_zero.true_count() == 0 { Ok(a.clone()) } else { Ok(arrow::compute::nullif(a, &is_zero)?) }
+        if is_zero.true_count() == 0 {
+            Ok(a.clone())
+        } else {
+            Ok(arrow::compute::nullif(a, &is_zero)?)
+        }
     })
 }
 
-fn function(func: ScalarFunc, args: &[PhysicalExpr], out_type: &DataType, batch: &RecordBatch) -> Result<ColumnarValue> {
+fn function(
+    func: ScalarFunc,
+    args: &[PhysicalExpr],
+    out_type: &DataType,
+    batch: &RecordBatch,
+) -> Result<ColumnarValue> {
     use ScalarFunc::*;
     let first = evaluate(&args[0], batch)?;
     let scalar = first.is_scalar();
@@ -199,7 +244,10 @@ fn function(func: ScalarFunc, args: &[PhysicalExpr], out_type: &DataType, batch:
                 Like => arrow::compute::kernels::comparison::like(a, p)?,
                 _ => arrow::compute::kernels::comparison::nlike(a, p)?,
             };
-            return Ok(ColumnarValue::wrap(Arc::new(r), scalar && pattern.is_scalar()));
+            return Ok(ColumnarValue::wrap(
+                Arc::new(r),
+                scalar && pattern.is_scalar(),
+            ));
         }
         _ => {
             let a = match &first {
@@ -254,7 +302,11 @@ fn function(func: ScalarFunc, args: &[PhysicalExpr], out_type: &DataType, batch:
 }
 
 fn repeat_if_scalar(a: ArrayRef, scalar: bool, n: usize) -> Result<ArrayRef> {
-    if scalar && n != 1 { repeat_scalar(&a, n) } else { Ok(a) }
+    if scalar && n != 1 {
+        repeat_scalar(&a, n)
+    } else {
+        Ok(a)
+    }
 }
 
 fn round(a: &ArrayRef, digits: i64, out_type: &DataType) -> Result<ArrayRef> {
@@ -264,7 +316,9 @@ fn round(a: &ArrayRef, digits: i64, out_type: &DataType) -> Result<ArrayRef> {
         _ => {
             let f = cast(a, &DataType::Float64)?;
             let scale = 10f64.powi(digits as i32);
-            let r: Float64Array = f.as_primitive::<Float64Type>().unary(|v| (v * scale).round() / scale);
+            let r: Float64Array = f
+                .as_primitive::<Float64Type>()
+                .unary(|v| (v * scale).round() / scale);
             Ok(Arc::new(r))
         }
     }
@@ -286,8 +340,18 @@ mod tests {
             Arc::new(schema),
             vec![
                 Arc::new(Int32Array::from(vec![Some(1), None, Some(3), Some(0)])),
-                Arc::new(BooleanArray::from(vec![Some(true), Some(false), None, None])),
-                Arc::new(StringArray::from(vec![Some("apple"), Some("Banana"), None, Some("cherry")])),
+                Arc::new(BooleanArray::from(vec![
+                    Some(true),
+                    Some(false),
+                    None,
+                    None,
+                ])),
+                Arc::new(StringArray::from(vec![
+                    Some("apple"),
+                    Some("Banana"),
+                    None,
+                    Some("cherry"),
+                ])),
             ],
         )
         .unwrap()
@@ -302,24 +366,36 @@ mod tests {
     #[test]
     fn arithmetic_widens_and_propagates_nulls() {
         let r = eval(col("a") + lit(10i64));
-        assert_eq!(r.as_primitive::<Int64Type>(), &Int64Array::from(vec![Some(11), None, Some(13), Some(10)]));
+        assert_eq!(
+            r.as_primitive::<Int64Type>(),
+            &Int64Array::from(vec![Some(11), None, Some(13), Some(10)])
+        );
     }
 
     #[test]
     fn division_by_zero_is_null() {
         let r = eval(lit(6i64) / col("a"));
-        assert_eq!(r.as_primitive::<Int64Type>(), &Int64Array::from(vec![Some(6), None, Some(2), None]));
+        assert_eq!(
+            r.as_primitive::<Int64Type>(),
+            &Int64Array::from(vec![Some(6), None, Some(2), None])
+        );
     }
 
     #[test]
     fn three_valued_logic() {
         // true AND null = null; false AND null = false; null OR true = true.
         let r = eval(col("b").and(lit(ScalarValue::Boolean(None))));
-        assert_eq!(r.as_boolean(), &BooleanArray::from(vec![None, Some(false), None, None]));
+        assert_eq!(
+            r.as_boolean(),
+            &BooleanArray::from(vec![None, Some(false), None, None])
+        );
         let r = eval(col("b").or(lit(true)));
         assert_eq!(r.as_boolean(), &BooleanArray::from(vec![Some(true); 4]));
         let r = eval(col("b").not());
-        assert_eq!(r.as_boolean(), &BooleanArray::from(vec![Some(false), Some(true), None, None]));
+        assert_eq!(
+            r.as_boolean(),
+            &BooleanArray::from(vec![Some(false), Some(true), None, None])
+        );
     }
 
     use crate::expr::ScalarValue;
@@ -328,43 +404,81 @@ mod tests {
     fn in_list_with_null_follows_sql() {
         // 1 IN (1, NULL) = true; 3 IN (1, NULL) = null; NULL IN (..) = null.
         let r = eval(col("a").is_in([lit(1i64), lit(ScalarValue::Int64(None))]));
-        assert_eq!(r.as_boolean(), &BooleanArray::from(vec![Some(true), None, None, None]));
-        let r = eval(Expr::InList { expr: Box::new(col("a")), list: vec![lit(1i64), lit(3i64)], negated: true });
-        assert_eq!(r.as_boolean(), &BooleanArray::from(vec![Some(false), None, Some(false), Some(true)]));
+        assert_eq!(
+            r.as_boolean(),
+            &BooleanArray::from(vec![Some(true), None, None, None])
+        );
+        let r = eval(Expr::InList {
+            expr: Box::new(col("a")),
+            list: vec![lit(1i64), lit(3i64)],
+            negated: true,
+        });
+        assert_eq!(
+            r.as_boolean(),
+            &BooleanArray::from(vec![Some(false), None, Some(false), Some(true)])
+        );
     }
 
     #[test]
     fn case_when_takes_first_match_and_null_otherwise() {
-        let r = eval(when(col("a").gt(lit(2i64))).then(lit("big")).when(col("a").gt(lit(0i64))).then(lit("small")).end());
+        let r = eval(
+            when(col("a").gt(lit(2i64)))
+                .then(lit("big"))
+                .when(col("a").gt(lit(0i64)))
+                .then(lit("small"))
+                .end(),
+        );
         let r = cast(&r, &DataType::Utf8).unwrap();
-        assert_eq!(r.as_string::<i32>(), &StringArray::from(vec![Some("small"), None, Some("big"), None]));
+        assert_eq!(
+            r.as_string::<i32>(),
+            &StringArray::from(vec![Some("small"), None, Some("big"), None])
+        );
     }
 
     #[test]
     fn string_functions() {
         let r = eval(col("s").to_uppercase());
-        assert_eq!(r.as_string::<i32>(), &StringArray::from(vec![Some("APPLE"), Some("BANANA"), None, Some("CHERRY")]));
+        assert_eq!(
+            r.as_string::<i32>(),
+            &StringArray::from(vec![Some("APPLE"), Some("BANANA"), None, Some("CHERRY")])
+        );
         let r = eval(col("s").substr(2, Some(3)));
-        assert_eq!(r.as_string::<i32>(), &StringArray::from(vec![Some("ppl"), Some("ana"), None, Some("her")]));
+        assert_eq!(
+            r.as_string::<i32>(),
+            &StringArray::from(vec![Some("ppl"), Some("ana"), None, Some("her")])
+        );
         let r = eval(col("s").str_len());
-        assert_eq!(r.as_primitive::<Int64Type>(), &Int64Array::from(vec![Some(5), Some(6), None, Some(6)]));
+        assert_eq!(
+            r.as_primitive::<Int64Type>(),
+            &Int64Array::from(vec![Some(5), Some(6), None, Some(6)])
+        );
         let r = eval(col("s").like(lit("%an%")));
-        assert_eq!(r.as_boolean(), &BooleanArray::from(vec![Some(false), Some(true), None, Some(false)]));
+        assert_eq!(
+            r.as_boolean(),
+            &BooleanArray::from(vec![Some(false), Some(true), None, Some(false)])
+        );
         let r = eval(col("s").starts_with(lit("ch")));
-        assert_eq!(r.as_boolean(), &BooleanArray::from(vec![Some(false), Some(false), None, Some(true)]));
+        assert_eq!(
+            r.as_boolean(),
+            &BooleanArray::from(vec![Some(false), Some(false), None, Some(true)])
+        );
     }
 
     #[test]
     fn unknown_column_lists_available() {
         let b = batch();
-        let err = PhysicalExpr::compile(&col("zz"), &b.schema()).unwrap_err().to_string();
+        let err = PhysicalExpr::compile(&col("zz"), &b.schema())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("'zz'") && err.contains("a, b, s"), "{err}");
     }
 
     #[test]
     fn type_mismatch_names_types() {
         let b = batch();
-        let err = PhysicalExpr::compile(&(col("s") + lit(1i64)), &b.schema()).unwrap_err().to_string();
+        let err = PhysicalExpr::compile(&(col("s") + lit(1i64)), &b.schema())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("Utf8") && err.contains("Int64"), "{err}");
     }
 }

@@ -21,7 +21,8 @@ use crate::error::Result;
 /// Multiply-fold hash for 64-bit keys: good high and low bits, two instructions.
 #[inline(always)]
 pub fn hash_i64(v: i64) -> u64 {
-    let x = (v as u64 as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_u128 ^ 0x5851_F42D_4C95_7F2D_0000_0000_0000_0000);
+    let x = (v as u64 as u128)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15_u128 ^ 0x5851_F42D_4C95_7F2D_0000_0000_0000_0000);
     (x as u64) ^ ((x >> 64) as u64)
 }
 
@@ -36,7 +37,10 @@ fn hash_bytes(b: &[u8]) -> u64 {
 /// True if a single key of this type takes the `i64` fast path.
 pub fn is_int_key(t: &DataType) -> bool {
     use DataType::*;
-    matches!(t, Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | Date32 | Date64 | Timestamp(..))
+    matches!(
+        t,
+        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | Date32 | Date64 | Timestamp(..)
+    )
 }
 
 /// How keys of an operator are encoded.
@@ -107,8 +111,14 @@ impl KeyBatch {
 }
 
 enum KeyStore {
-    Int { keys: Vec<i64>, null_group: Option<u32> },
-    Rows { data: Vec<u8>, offsets: Vec<usize> },
+    Int {
+        keys: Vec<i64>,
+        null_group: Option<u32>,
+    },
+    Rows {
+        data: Vec<u8>,
+        offsets: Vec<usize>,
+    },
 }
 
 /// Maps keys to dense group ids.
@@ -122,10 +132,20 @@ impl GroupTable {
     /// An empty table for keys encoded by `encoder`.
     pub fn new(encoder: &KeyEncoder) -> Self {
         let store = match encoder {
-            KeyEncoder::Int => KeyStore::Int { keys: Vec::new(), null_group: None },
-            KeyEncoder::Rows(_) => KeyStore::Rows { data: Vec::new(), offsets: vec![0] },
+            KeyEncoder::Int => KeyStore::Int {
+                keys: Vec::new(),
+                null_group: None,
+            },
+            KeyEncoder::Rows(_) => KeyStore::Rows {
+                data: Vec::new(),
+                offsets: vec![0],
+            },
         };
-        GroupTable { table: HashTable::new(), hashes: Vec::new(), store }
+        GroupTable {
+            table: HashTable::new(),
+            hashes: Vec::new(),
+            store,
+        }
     }
 
     /// Number of groups so far.
@@ -145,7 +165,13 @@ impl GroupTable {
         let next = self.hashes.len() as u32;
         let hashes = &self.hashes;
         match (&mut self.store, keys) {
-            (KeyStore::Int { keys: stored, null_group }, KeyBatch::Int(a, nulls)) => {
+            (
+                KeyStore::Int {
+                    keys: stored,
+                    null_group,
+                },
+                KeyBatch::Int(a, nulls),
+            ) => {
                 if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
                     if let Some(g) = *null_group {
                         return g;
@@ -202,14 +228,26 @@ impl GroupTable {
             return None;
         }
         match (&self.store, keys) {
-            (KeyStore::Int { keys: stored, null_group }, KeyBatch::Int(a, _)) => {
+            (
+                KeyStore::Int {
+                    keys: stored,
+                    null_group,
+                },
+                KeyBatch::Int(a, _),
+            ) => {
                 let k = a[i];
-                self.table.find(hash, |&g| Some(g) != *null_group && stored[g as usize] == k).copied()
+                self.table
+                    .find(hash, |&g| Some(g) != *null_group && stored[g as usize] == k)
+                    .copied()
             }
             (KeyStore::Rows { data, offsets }, KeyBatch::Rows(rows, _)) => {
                 let row = rows.row(i);
                 let bytes = row.as_ref();
-                self.table.find(hash, |&g| &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes).copied()
+                self.table
+                    .find(hash, |&g| {
+                        &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes
+                    })
+                    .copied()
             }
             _ => unreachable!("key batch encoded by another encoder"),
         }
@@ -228,12 +266,20 @@ mod tests {
         let mut table = GroupTable::new(&enc);
         let mut hashes = Vec::new();
         let kb = enc.encode(&keys, &mut hashes).unwrap();
-        (0..hashes.len()).map(|i| table.find_or_insert(&kb, hashes[i], i)).collect()
+        (0..hashes.len())
+            .map(|i| table.find_or_insert(&kb, hashes[i], i))
+            .collect()
     }
 
     #[test]
     fn int_keys_get_dense_ids_with_a_null_group() {
-        let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), None, Some(5), Some(7), None]));
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(5),
+            None,
+            Some(5),
+            Some(7),
+            None,
+        ]));
         assert_eq!(groups(vec![a]), vec![0, 1, 0, 2, 1]);
     }
 

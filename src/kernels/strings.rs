@@ -16,7 +16,11 @@ fn for_each_str(a: &ArrayRef, mut f: impl FnMut(Option<&str>)) -> Result<()> {
         DataType::LargeUtf8 => a.as_string::<i64>().iter().for_each(&mut f),
         DataType::Utf8View => a.as_string_view().iter().for_each(&mut f),
         DataType::Null => (0..a.len()).for_each(|_| f(None)),
-        t => return Err(SlothError::types(format!("expected a string column, got {t}"))),
+        t => {
+            return Err(SlothError::types(format!(
+                "expected a string column, got {t}"
+            )));
+        }
     }
     Ok(())
 }
@@ -49,10 +53,16 @@ pub fn substr(a: &ArrayRef, start: i64, len: Option<i64>) -> Result<ArrayRef> {
     };
     map_str(a, |s, buf| {
         let mut chars = s.char_indices().skip(skip);
-        let Some((from, _)) = chars.next() else { return };
+        let Some((from, _)) = chars.next() else {
+            return;
+        };
         let to = match take {
             Some(0) => from,
-            Some(n) => s[from..].char_indices().nth(n).map(|(i, _)| from + i).unwrap_or(s.len()),
+            Some(n) => s[from..]
+                .char_indices()
+                .nth(n)
+                .map(|(i, _)| from + i)
+                .unwrap_or(s.len()),
             None => s.len(),
         };
         buf.push_str(&s[from..to]);
@@ -62,6 +72,8 @@ pub fn substr(a: &ArrayRef, start: i64, len: Option<i64>) -> Result<ArrayRef> {
 /// Length in characters.
 pub fn char_length(a: &ArrayRef) -> Result<ArrayRef> {
     let mut out = Int64Builder::with_capacity(a.len());
-    for_each_str(a, |v| out.append_option(v.map(|s| s.chars().count() as i64)))?;
+    for_each_str(a, |v| {
+        out.append_option(v.map(|s| s.chars().count() as i64))
+    })?;
     Ok(Arc::new(out.finish()))
 }

@@ -44,7 +44,10 @@ pub struct OptimizerOptions {
 impl OptimizerOptions {
     /// No optimization at all.
     pub fn none() -> Self {
-        OptimizerOptions { disabled: vec![], off: true }
+        OptimizerOptions {
+            disabled: vec![],
+            off: true,
+        }
     }
     /// All rules but `rule`.
     pub fn disable(mut self, rule: &str) -> Self {
@@ -61,7 +64,10 @@ impl OptimizerOptions {
 }
 
 /// Optimizes `plan`; returns the new plan and the names of the rules that fired.
-pub fn optimize(plan: &LogicalPlan, options: &OptimizerOptions) -> Result<(LogicalPlan, Vec<String>)> {
+pub fn optimize(
+    plan: &LogicalPlan,
+    options: &OptimizerOptions,
+) -> Result<(LogicalPlan, Vec<String>)> {
     for d in &options.disabled {
         if !RULES.iter().any(|r| r.name() == d) {
             return Err(crate::SlothError::plan(format!(

@@ -40,12 +40,20 @@ impl OptimizerRule for PredicatePushdown {
 }
 
 fn names(plan: &LogicalPlan) -> Result<Vec<String>> {
-    Ok(plan.schema()?.fields().iter().map(|f| f.name().clone()).collect())
+    Ok(plan
+        .schema()?
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect())
 }
 
 fn wrap(plan: LogicalPlan, preds: Vec<Expr>) -> LogicalPlan {
     match Expr::conjunction(preds) {
-        Some(p) => LogicalPlan::Filter { input: Arc::new(plan), predicate: p },
+        Some(p) => LogicalPlan::Filter {
+            input: Arc::new(plan),
+            predicate: p,
+        },
         None => plan,
     }
 }
@@ -77,18 +85,31 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
         LogicalPlan::Project { input, exprs } => {
             // Rewrite each conjunct in terms of the projection's input.
             let lookup = |name: &str| -> Option<Expr> {
-                exprs.iter().find(|e| e.output_name() == name).map(|e| e.unalias().clone())
+                exprs
+                    .iter()
+                    .find(|e| e.output_name() == name)
+                    .map(|e| e.unalias().clone())
             };
             let below: Vec<Expr> = preds.iter().map(|p| substitute(p, &lookup)).collect();
-            LogicalPlan::Project { input: Arc::new(push(input, below)?), exprs: exprs.clone() }
+            LogicalPlan::Project {
+                input: Arc::new(push(input, below)?),
+                exprs: exprs.clone(),
+            }
         }
-        LogicalPlan::Sort { input, by } => LogicalPlan::Sort { input: Arc::new(push(input, preds)?), by: by.clone() },
+        LogicalPlan::Sort { input, by } => LogicalPlan::Sort {
+            input: Arc::new(push(input, preds)?),
+            by: by.clone(),
+        },
         LogicalPlan::Union { inputs } => {
             let out = names(plan)?;
             let mut new_inputs = Vec::new();
             for i in inputs {
                 let theirs = names(i)?;
-                let lookup = |n: &str| out.iter().position(|o| o == n).map(|p| col(theirs[p].as_str()));
+                let lookup = |n: &str| {
+                    out.iter()
+                        .position(|o| o == n)
+                        .map(|p| col(theirs[p].as_str()))
+                };
                 let mine: Vec<Expr> = preds.iter().map(|p| substitute(p, &lookup)).collect();
                 new_inputs.push(Arc::new(push(i, mine)?));
             }
@@ -104,16 +125,37 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
                 })
                 .collect();
             let key_names: HashSet<&str> = plain.iter().map(|(o, _)| o.as_str()).collect();
-            let (down, up): (Vec<Expr>, Vec<Expr>) = preds.into_iter().partition(|p| only_uses(p, &key_names) && !p.columns().is_empty());
-            let lookup = |n: &str| plain.iter().find(|(o, _)| o == n).map(|(_, c)| col(c.as_str()));
+            let (down, up): (Vec<Expr>, Vec<Expr>) = preds
+                .into_iter()
+                .partition(|p| only_uses(p, &key_names) && !p.columns().is_empty());
+            let lookup = |n: &str| {
+                plain
+                    .iter()
+                    .find(|(o, _)| o == n)
+                    .map(|(_, c)| col(c.as_str()))
+            };
             let down = down.iter().map(|p| substitute(p, &lookup)).collect();
-            let agg = LogicalPlan::Aggregate { input: Arc::new(push(input, down)?), keys: keys.clone(), aggs: aggs.clone() };
+            let agg = LogicalPlan::Aggregate {
+                input: Arc::new(push(input, down)?),
+                keys: keys.clone(),
+                aggs: aggs.clone(),
+            };
             wrap(agg, up)
         }
-        LogicalPlan::Join { left, right, left_on, right_on, how } => push_join(left, right, left_on, right_on, *how, preds)?,
+        LogicalPlan::Join {
+            left,
+            right,
+            left_on,
+            right_on,
+            how,
+        } => push_join(left, right, left_on, right_on, *how, preds)?,
         // Slice, Distinct: a barrier. Optimize below with nothing pushed.
         other => {
-            let inputs = other.inputs().into_iter().map(|i| push(i, vec![]).map(Arc::new)).collect::<Result<Vec<_>>>()?;
+            let inputs = other
+                .inputs()
+                .into_iter()
+                .map(|i| push(i, vec![]).map(Arc::new))
+                .collect::<Result<Vec<_>>>()?;
             wrap(other.with_inputs(inputs), preds)
         }
     })
@@ -130,11 +172,22 @@ fn push_join(
     let (ls, rs) = (left.schema()?, right.schema()?);
     let out = join_schema(&ls, &rs, how);
     let n_left = ls.fields().len();
-    let left_names: HashSet<&str> = out.fields()[..n_left].iter().map(|f| f.name().as_str()).collect();
-    let right_out: Vec<&str> = out.fields()[n_left..].iter().map(|f| f.name().as_str()).collect();
+    let left_names: HashSet<&str> = out.fields()[..n_left]
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    let right_out: Vec<&str> = out.fields()[n_left..]
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
     let right_names: HashSet<&str> = right_out.iter().copied().collect();
     // Output name of a right column → its name inside the right input.
-    let to_right = |n: &str| right_out.iter().position(|o| *o == n).map(|i| col(rs.field(i).name().as_str()));
+    let to_right = |n: &str| {
+        right_out
+            .iter()
+            .position(|o| *o == n)
+            .map(|i| col(rs.field(i).name().as_str()))
+    };
     let (push_left, push_right) = match how {
         JoinType::Inner | JoinType::Cross => (true, true),
         JoinType::Left | JoinType::Semi | JoinType::Anti => (true, false),
@@ -155,15 +208,27 @@ fn push_join(
         } else if matches!(how, JoinType::Cross | JoinType::Inner) {
             // `l = r` across the sides becomes a join key.
             match &p {
-                Expr::Binary { left: a, op: Operator::Eq, right: b }
-                    if only_uses(a, &left_names) && only_uses(b, &right_names) && !a.columns().is_empty() && !b.columns().is_empty() =>
+                Expr::Binary {
+                    left: a,
+                    op: Operator::Eq,
+                    right: b,
+                } if only_uses(a, &left_names)
+                    && only_uses(b, &right_names)
+                    && !a.columns().is_empty()
+                    && !b.columns().is_empty() =>
                 {
                     left_on.push(a.as_ref().clone());
                     right_on.push(substitute(b, &to_right));
                     how = JoinType::Inner;
                 }
-                Expr::Binary { left: a, op: Operator::Eq, right: b }
-                    if only_uses(b, &left_names) && only_uses(a, &right_names) && !a.columns().is_empty() && !b.columns().is_empty() =>
+                Expr::Binary {
+                    left: a,
+                    op: Operator::Eq,
+                    right: b,
+                } if only_uses(b, &left_names)
+                    && only_uses(a, &right_names)
+                    && !a.columns().is_empty()
+                    && !b.columns().is_empty() =>
                 {
                     left_on.push(b.as_ref().clone());
                     right_on.push(substitute(a, &to_right));
@@ -194,30 +259,53 @@ mod tests {
     use arrow::record_batch::RecordBatch;
 
     fn t(names: &[&str]) -> LazyFrame {
-        let cols: Vec<(&str, ArrayRef)> = names.iter().map(|n| (*n, Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef)).collect();
+        let cols: Vec<(&str, ArrayRef)> = names
+            .iter()
+            .map(|n| (*n, Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef))
+            .collect();
         LazyFrame::from_batches(vec![RecordBatch::try_from_iter(cols).unwrap()]).unwrap()
     }
 
     fn optimized(lf: &LazyFrame) -> String {
-        PredicatePushdown.rewrite(lf.logical_plan()).unwrap().unwrap().to_string()
+        PredicatePushdown
+            .rewrite(lf.logical_plan())
+            .unwrap()
+            .unwrap()
+            .to_string()
     }
 
     #[test]
     fn through_projection_rewriting_aliases() {
-        let lf = t(&["a", "b"]).select([col("a"), (col("b") * lit(2)).alias("c")]).filter(col("c").gt(lit(2)));
-        assert_eq!(lf.logical_plan().to_string(), "Filter (c > 2)\n  Project [a, (b * 2) AS c]\n    Scan memory (3 rows)\n");
-        assert_eq!(optimized(&lf), "Project [a, (b * 2) AS c]\n  Scan memory (3 rows) filters=[((b * 2) > 2)]\n");
+        let lf = t(&["a", "b"])
+            .select([col("a"), (col("b") * lit(2)).alias("c")])
+            .filter(col("c").gt(lit(2)));
+        assert_eq!(
+            lf.logical_plan().to_string(),
+            "Filter (c > 2)\n  Project [a, (b * 2) AS c]\n    Scan memory (3 rows)\n"
+        );
+        assert_eq!(
+            optimized(&lf),
+            "Project [a, (b * 2) AS c]\n  Scan memory (3 rows) filters=[((b * 2) > 2)]\n"
+        );
     }
 
     #[test]
     fn never_past_a_limit() {
-        let lf = t(&["a"]).sort(vec![col("a")], vec![false], false).limit(2).filter(col("a").gt(lit(1)));
-        assert_eq!(optimized(&lf), "Filter (a > 1)\n  Slice offset=0 len=2\n    Sort [a ASC]\n      Scan memory (3 rows)\n");
+        let lf = t(&["a"])
+            .sort(vec![col("a")], vec![false], false)
+            .limit(2)
+            .filter(col("a").gt(lit(1)));
+        assert_eq!(
+            optimized(&lf),
+            "Filter (a > 1)\n  Slice offset=0 len=2\n    Sort [a ASC]\n      Scan memory (3 rows)\n"
+        );
     }
 
     #[test]
     fn not_into_the_null_side_of_a_left_join() {
-        let lf = t(&["a", "x"]).join(&t(&["b", "y"]), [col("a")], [col("b")], JoinType::Left).filter(col("y").gt(lit(1)).and(col("x").gt(lit(1))));
+        let lf = t(&["a", "x"])
+            .join(&t(&["b", "y"]), [col("a")], [col("b")], JoinType::Left)
+            .filter(col("y").gt(lit(1)).and(col("x").gt(lit(1))));
         assert_eq!(
             optimized(&lf),
             "Filter (y > 1)\n  Join Left on [a = b]\n    Scan memory (3 rows) filters=[(x > 1)]\n    Scan memory (3 rows)\n"
@@ -226,13 +314,21 @@ mod tests {
 
     #[test]
     fn cross_join_with_equality_becomes_inner_join() {
-        let lf = t(&["a"]).join(&t(&["b"]), [], [], JoinType::Cross).filter(col("a").eq(col("b")));
-        assert_eq!(optimized(&lf), "Join Inner on [a = b]\n  Scan memory (3 rows)\n  Scan memory (3 rows)\n");
+        let lf = t(&["a"])
+            .join(&t(&["b"]), [], [], JoinType::Cross)
+            .filter(col("a").eq(col("b")));
+        assert_eq!(
+            optimized(&lf),
+            "Join Inner on [a = b]\n  Scan memory (3 rows)\n  Scan memory (3 rows)\n"
+        );
     }
 
     #[test]
     fn aggregate_only_for_key_predicates() {
-        let lf = t(&["k", "v"]).group_by([col("k")]).agg([col("v").sum().alias("s")]).filter(col("k").gt(lit(1)).and(col("s").gt(lit(1))));
+        let lf = t(&["k", "v"])
+            .group_by([col("k")])
+            .agg([col("v").sum().alias("s")])
+            .filter(col("k").gt(lit(1)).and(col("s").gt(lit(1))));
         assert_eq!(
             optimized(&lf),
             "Filter (s > 1)\n  Aggregate keys=[k] aggs=[sum(v) AS s]\n    Scan memory (3 rows) filters=[(k > 1)]\n"

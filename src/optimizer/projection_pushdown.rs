@@ -56,40 +56,74 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
                 Some(n) => n.clone(),
             };
             add_columns(&mut keep, &scan.filters);
-            let current: Vec<usize> = scan.projection.clone().unwrap_or_else(|| (0..full.fields().len()).collect());
-            let mut projection: Vec<usize> = current.iter().copied().filter(|&i| keep.contains(full.field(i).name())).collect();
+            let current: Vec<usize> = scan
+                .projection
+                .clone()
+                .unwrap_or_else(|| (0..full.fields().len()).collect());
+            let mut projection: Vec<usize> = current
+                .iter()
+                .copied()
+                .filter(|&i| keep.contains(full.field(i).name()))
+                .collect();
             if projection.is_empty() {
                 // Nothing read, but the row count matters (count(*)): keep one column.
                 projection.push(current[0]);
             }
-            LogicalPlan::Scan(Scan { source: scan.source.clone(), projection: Some(projection), filters: scan.filters.clone() })
+            LogicalPlan::Scan(Scan {
+                source: scan.source.clone(),
+                projection: Some(projection),
+                filters: scan.filters.clone(),
+            })
         }
         LogicalPlan::Project { input, exprs } => {
-            let kept: Vec<Expr> = exprs.iter().filter(|e| wants(&needed, &e.output_name())).cloned().collect();
-            let kept = if kept.is_empty() { exprs[..1.min(exprs.len())].to_vec() } else { kept };
+            let kept: Vec<Expr> = exprs
+                .iter()
+                .filter(|e| wants(&needed, &e.output_name()))
+                .cloned()
+                .collect();
+            let kept = if kept.is_empty() {
+                exprs[..1.min(exprs.len())].to_vec()
+            } else {
+                kept
+            };
             let mut child = BTreeSet::new();
             add_columns(&mut child, &kept);
-            LogicalPlan::Project { input: Arc::new(prune(input, Some(child))?), exprs: kept }
+            LogicalPlan::Project {
+                input: Arc::new(prune(input, Some(child))?),
+                exprs: kept,
+            }
         }
         LogicalPlan::Filter { input, predicate } => {
             let child = needed.map(|mut n| {
                 n.extend(predicate.columns());
                 n
             });
-            LogicalPlan::Filter { input: Arc::new(prune(input, child)?), predicate: predicate.clone() }
+            LogicalPlan::Filter {
+                input: Arc::new(prune(input, child)?),
+                predicate: predicate.clone(),
+            }
         }
         LogicalPlan::Sort { input, by } => {
             let child = needed.map(|mut n| {
                 by.iter().for_each(|k| n.extend(k.expr.columns()));
                 n
             });
-            LogicalPlan::Sort { input: Arc::new(prune(input, child)?), by: by.clone() }
+            LogicalPlan::Sort {
+                input: Arc::new(prune(input, child)?),
+                by: by.clone(),
+            }
         }
-        LogicalPlan::Slice { input, offset, len } => {
-            LogicalPlan::Slice { input: Arc::new(prune(input, needed)?), offset: *offset, len: *len }
-        }
+        LogicalPlan::Slice { input, offset, len } => LogicalPlan::Slice {
+            input: Arc::new(prune(input, needed)?),
+            offset: *offset,
+            len: *len,
+        },
         LogicalPlan::Aggregate { input, keys, aggs } => {
-            let mut kept: Vec<Expr> = aggs.iter().filter(|a| wants(&needed, &a.output_name())).cloned().collect();
+            let mut kept: Vec<Expr> = aggs
+                .iter()
+                .filter(|a| wants(&needed, &a.output_name()))
+                .cloned()
+                .collect();
             if kept.is_empty() && keys.is_empty() && !aggs.is_empty() {
                 // A global aggregate still yields one row.
                 kept.push(aggs[0].clone());
@@ -97,9 +131,19 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
             let mut child = BTreeSet::new();
             add_columns(&mut child, keys);
             add_columns(&mut child, &kept);
-            LogicalPlan::Aggregate { input: Arc::new(prune(input, Some(child))?), keys: keys.clone(), aggs: kept }
+            LogicalPlan::Aggregate {
+                input: Arc::new(prune(input, Some(child))?),
+                keys: keys.clone(),
+                aggs: kept,
+            }
         }
-        LogicalPlan::Join { left, right, left_on, right_on, how } => {
+        LogicalPlan::Join {
+            left,
+            right,
+            left_on,
+            right_on,
+            how,
+        } => {
             let (ls, rs) = (left.schema()?, right.schema()?);
             let out = join_schema(&ls, &rs, *how);
             let n_left = ls.fields().len();
@@ -126,7 +170,11 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
                     }
                 }
             }
-            let (lneed, rneed) = if *how == JoinType::Cross && needed.is_none() { (None, None) } else { (Some(lneed), Some(rneed)) };
+            let (lneed, rneed) = if *how == JoinType::Cross && needed.is_none() {
+                (None, None)
+            } else {
+                (Some(lneed), Some(rneed))
+            };
             LogicalPlan::Join {
                 left: Arc::new(prune(left, lneed)?),
                 right: Arc::new(prune(right, rneed)?),
@@ -137,21 +185,38 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
         }
         LogicalPlan::Union { inputs } => {
             // Positional: each input computes exactly the needed columns, in order.
-            let out: Vec<String> = plan.schema()?.fields().iter().map(|f| f.name().clone()).collect();
-            let positions: Vec<usize> = (0..out.len()).filter(|&i| wants(&needed, &out[i])).collect();
+            let out: Vec<String> = plan
+                .schema()?
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect();
+            let positions: Vec<usize> = (0..out.len())
+                .filter(|&i| wants(&needed, &out[i]))
+                .collect();
             let mut new_inputs = Vec::new();
             for i in inputs {
-                let theirs: Vec<String> = i.schema()?.fields().iter().map(|f| f.name().clone()).collect();
+                let theirs: Vec<String> = i
+                    .schema()?
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect();
                 let pick: BTreeSet<String> = positions.iter().map(|&p| theirs[p].clone()).collect();
                 let pruned = prune(i, Some(pick))?;
                 let exact = positions.iter().map(|&p| col(theirs[p].as_str())).collect();
-                new_inputs.push(Arc::new(LogicalPlan::Project { input: Arc::new(pruned), exprs: exact }));
+                new_inputs.push(Arc::new(LogicalPlan::Project {
+                    input: Arc::new(pruned),
+                    exprs: exact,
+                }));
             }
             LogicalPlan::Union { inputs: new_inputs }
         }
         LogicalPlan::Distinct { input } => {
             // Distinct depends on every column it sees.
-            LogicalPlan::Distinct { input: Arc::new(prune(input, None)?) }
+            LogicalPlan::Distinct {
+                input: Arc::new(prune(input, None)?),
+            }
         }
     })
 }
@@ -164,30 +229,51 @@ mod tests {
     use arrow::record_batch::RecordBatch;
 
     fn t(names: &[&str]) -> LazyFrame {
-        let cols: Vec<(&str, ArrayRef)> = names.iter().map(|n| (*n, Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef)).collect();
+        let cols: Vec<(&str, ArrayRef)> = names
+            .iter()
+            .map(|n| (*n, Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef))
+            .collect();
         LazyFrame::from_batches(vec![RecordBatch::try_from_iter(cols).unwrap()]).unwrap()
     }
 
     fn optimized(lf: &LazyFrame) -> String {
-        ProjectionPushdown.rewrite(lf.logical_plan()).unwrap().unwrap().to_string()
+        ProjectionPushdown
+            .rewrite(lf.logical_plan())
+            .unwrap()
+            .unwrap()
+            .to_string()
     }
 
     #[test]
     fn aggregate_reads_only_its_column() {
         let lf = t(&["a", "b", "c"]).agg([col("b").sum().alias("s")]);
-        assert_eq!(lf.logical_plan().to_string(), "Aggregate keys=[] aggs=[sum(b) AS s]\n  Scan memory (3 rows)\n");
-        assert_eq!(optimized(&lf), "Aggregate keys=[] aggs=[sum(b) AS s]\n  Scan memory (3 rows) columns=[b]\n");
+        assert_eq!(
+            lf.logical_plan().to_string(),
+            "Aggregate keys=[] aggs=[sum(b) AS s]\n  Scan memory (3 rows)\n"
+        );
+        assert_eq!(
+            optimized(&lf),
+            "Aggregate keys=[] aggs=[sum(b) AS s]\n  Scan memory (3 rows) columns=[b]\n"
+        );
     }
 
     #[test]
     fn unused_projection_outputs_are_dropped() {
-        let lf = t(&["a", "b", "c"]).with_columns([(col("a") + col("b")).alias("ab")]).select([col("c")]);
-        assert_eq!(optimized(&lf), "Project [c]\n  Project [c]\n    Scan memory (3 rows) columns=[c]\n");
+        let lf = t(&["a", "b", "c"])
+            .with_columns([(col("a") + col("b")).alias("ab")])
+            .select([col("c")]);
+        assert_eq!(
+            optimized(&lf),
+            "Project [c]\n  Project [c]\n    Scan memory (3 rows) columns=[c]\n"
+        );
     }
 
     #[test]
     fn count_star_keeps_one_column() {
         let lf = t(&["a", "b"]).agg([crate::expr::count_star().alias("n")]);
-        assert_eq!(optimized(&lf), "Aggregate keys=[] aggs=[count(*) AS n]\n  Scan memory (3 rows) columns=[a]\n");
+        assert_eq!(
+            optimized(&lf),
+            "Aggregate keys=[] aggs=[count(*) AS n]\n  Scan memory (3 rows) columns=[a]\n"
+        );
     }
 }

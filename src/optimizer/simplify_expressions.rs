@@ -34,14 +34,38 @@ fn is_bool(e: &Expr, v: bool) -> bool {
 
 fn fold(e: Expr) -> Expr {
     e.transform(&mut |node| match node {
-        Expr::Binary { left, op: Operator::And, right } if is_bool(&left, true) => *right,
-        Expr::Binary { left, op: Operator::And, right } if is_bool(&right, true) => *left,
-        Expr::Binary { left, op: Operator::And, right } if is_bool(&left, false) || is_bool(&right, false) => {
+        Expr::Binary {
+            left,
+            op: Operator::And,
+            right,
+        } if is_bool(&left, true) => *right,
+        Expr::Binary {
+            left,
+            op: Operator::And,
+            right,
+        } if is_bool(&right, true) => *left,
+        Expr::Binary {
+            left,
+            op: Operator::And,
+            right,
+        } if is_bool(&left, false) || is_bool(&right, false) => {
             Expr::Literal(ScalarValue::Boolean(Some(false)))
         }
-        Expr::Binary { left, op: Operator::Or, right } if is_bool(&left, false) => *right,
-        Expr::Binary { left, op: Operator::Or, right } if is_bool(&right, false) => *left,
-        Expr::Binary { left, op: Operator::Or, right } if is_bool(&left, true) || is_bool(&right, true) => {
+        Expr::Binary {
+            left,
+            op: Operator::Or,
+            right,
+        } if is_bool(&left, false) => *right,
+        Expr::Binary {
+            left,
+            op: Operator::Or,
+            right,
+        } if is_bool(&right, false) => *left,
+        Expr::Binary {
+            left,
+            op: Operator::Or,
+            right,
+        } if is_bool(&left, true) || is_bool(&right, true) => {
             Expr::Literal(ScalarValue::Boolean(Some(true)))
         }
         Expr::Not(inner) => match *inner {
@@ -54,14 +78,19 @@ fn fold(e: Expr) -> Expr {
 
 /// Computes an expression whose children are all constants.
 fn evaluate_constant(e: Expr) -> Expr {
-    let all_literal = !e.children().is_empty() && e.children().iter().all(|c| matches!(c, Expr::Literal(_)));
+    let all_literal =
+        !e.children().is_empty() && e.children().iter().all(|c| matches!(c, Expr::Literal(_)));
     if !all_literal || matches!(e, Expr::Agg { .. } | Expr::Alias(..)) {
         return e;
     }
     let schema = Schema::empty();
-    let Ok(p) = PhysicalExpr::compile(&e, &schema) else { return e };
+    let Ok(p) = PhysicalExpr::compile(&e, &schema) else {
+        return e;
+    };
     let options = RecordBatchOptions::new().with_row_count(Some(1));
-    let Ok(batch) = RecordBatch::try_new_with_options(Arc::new(schema), vec![], &options) else { return e };
+    let Ok(batch) = RecordBatch::try_new_with_options(Arc::new(schema), vec![], &options) else {
+        return e;
+    };
     match crate::kernels::eval::evaluate_array(&p, &batch) {
         Ok(a) => match ScalarValue::from_array(&a, 0) {
             // Keep the type exactly: only fold when the literal round-trips it.
@@ -81,9 +110,10 @@ fn simplify_node(plan: LogicalPlan) -> Result<LogicalPlan> {
             }
             LogicalPlan::Filter { input, predicate }
         }
-        LogicalPlan::Project { input, exprs } => {
-            LogicalPlan::Project { input, exprs: exprs.into_iter().map(|e| keep_name(e, fold)).collect() }
-        }
+        LogicalPlan::Project { input, exprs } => LogicalPlan::Project {
+            input,
+            exprs: exprs.into_iter().map(|e| keep_name(e, fold)).collect(),
+        },
         LogicalPlan::Aggregate { input, keys, aggs } => LogicalPlan::Aggregate {
             input,
             keys: keys.into_iter().map(|e| keep_name(e, fold)).collect(),
@@ -97,7 +127,11 @@ fn simplify_node(plan: LogicalPlan) -> Result<LogicalPlan> {
 fn keep_name(e: Expr, f: impl Fn(Expr) -> Expr) -> Expr {
     let name = e.output_name();
     let folded = f(e);
-    if folded.output_name() == name { folded } else { folded.unalias().clone().alias(name) }
+    if folded.output_name() == name {
+        folded
+    } else {
+        folded.unalias().clone().alias(name)
+    }
 }
 
 impl OptimizerRule for SimplifyExpressions {
@@ -126,18 +160,40 @@ mod tests {
 
     #[test]
     fn folds_constants_and_boolean_identities() {
-        let iv = ScalarValue::Interval { months: 0, days: 90, nanos: 0 };
-        let lf = plan().filter(col("d").lt_eq(lit(date("1998-12-01")) - lit(iv)).and(lit(true)));
+        let iv = ScalarValue::Interval {
+            months: 0,
+            days: 90,
+            nanos: 0,
+        };
+        let lf = plan().filter(
+            col("d")
+                .lt_eq(lit(date("1998-12-01")) - lit(iv))
+                .and(lit(true)),
+        );
         let before = lf.logical_plan().to_string();
-        let after = SimplifyExpressions.rewrite(lf.logical_plan()).unwrap().unwrap().to_string();
-        assert_eq!(before.lines().next().unwrap(), "Filter ((d <= (DATE '1998-12-01' - INTERVAL '0 months 90 days 0 ns')) AND true)");
-        assert_eq!(after.lines().next().unwrap(), "Filter (d <= DATE '1998-09-02')");
+        let after = SimplifyExpressions
+            .rewrite(lf.logical_plan())
+            .unwrap()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            before.lines().next().unwrap(),
+            "Filter ((d <= (DATE '1998-12-01' - INTERVAL '0 months 90 days 0 ns')) AND true)"
+        );
+        assert_eq!(
+            after.lines().next().unwrap(),
+            "Filter (d <= DATE '1998-09-02')"
+        );
     }
 
     #[test]
     fn removes_always_true_filter() {
         let lf = plan().filter(lit(1).lt(lit(2)).or(col("d").is_null()));
-        let after = SimplifyExpressions.rewrite(lf.logical_plan()).unwrap().unwrap().to_string();
+        let after = SimplifyExpressions
+            .rewrite(lf.logical_plan())
+            .unwrap()
+            .unwrap()
+            .to_string();
         assert_eq!(after.trim(), "Scan memory (2 rows)");
     }
 }

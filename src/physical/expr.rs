@@ -49,10 +49,12 @@ pub enum Node {
 }
 
 fn column_index(schema: &Schema, name: &str) -> Result<usize> {
-    schema.index_of(name).map_err(|_| SlothError::ColumnNotFound {
-        name: name.to_string(),
-        available: schema.fields().iter().map(|f| f.name().clone()).collect(),
-    })
+    schema
+        .index_of(name)
+        .map_err(|_| SlothError::ColumnNotFound {
+            name: name.to_string(),
+            available: schema.fields().iter().map(|f| f.name().clone()).collect(),
+        })
 }
 
 impl PhysicalExpr {
@@ -66,7 +68,10 @@ impl PhysicalExpr {
             return Ok(self);
         }
         if !arrow::compute::can_cast_types(&self.data_type, to) {
-            return Err(SlothError::types(format!("cannot cast {} to {to}", self.data_type)));
+            return Err(SlothError::types(format!(
+                "cannot cast {} to {to}",
+                self.data_type
+            )));
         }
         // Constants are cast once here rather than once per batch.
         if let Node::Literal(array) = &self.node {
@@ -114,48 +119,84 @@ impl PhysicalExpr {
                 let t = e.data_type.clone();
                 PhysicalExpr::new(Node::Negative(Box::new(e)), t)
             }
-            Expr::IsNull(e) => PhysicalExpr::new(Node::IsNull(Box::new(Self::compile(e, schema)?)), DataType::Boolean),
-            Expr::IsNotNull(e) => {
-                PhysicalExpr::new(Node::IsNotNull(Box::new(Self::compile(e, schema)?)), DataType::Boolean)
-            }
+            Expr::IsNull(e) => PhysicalExpr::new(
+                Node::IsNull(Box::new(Self::compile(e, schema)?)),
+                DataType::Boolean,
+            ),
+            Expr::IsNotNull(e) => PhysicalExpr::new(
+                Node::IsNotNull(Box::new(Self::compile(e, schema)?)),
+                DataType::Boolean,
+            ),
             Expr::Cast(e, t) => Self::compile(e, schema)?.cast_to(t)?,
-            Expr::Case { when_then, otherwise } => {
+            Expr::Case {
+                when_then,
+                otherwise,
+            } => {
                 let mut branches = Vec::with_capacity(when_then.len());
                 for (w, t) in when_then {
                     let w = Self::compile(w, schema)?.expect_boolean("CASE WHEN")?;
                     branches.push((w, Self::compile(t, schema)?));
                 }
-                let otherwise = otherwise.as_ref().map(|o| Self::compile(o, schema)).transpose()?;
+                let otherwise = otherwise
+                    .as_ref()
+                    .map(|o| Self::compile(o, schema))
+                    .transpose()?;
                 let mut out = DataType::Null;
-                for t in branches.iter().map(|(_, t)| &t.data_type).chain(otherwise.iter().map(|o| &o.data_type)) {
+                for t in branches
+                    .iter()
+                    .map(|(_, t)| &t.data_type)
+                    .chain(otherwise.iter().map(|o| &o.data_type))
+                {
                     out = common_type(&out, t).ok_or_else(|| {
-                        SlothError::types(format!("CASE branches have incompatible types {out} and {t}"))
+                        SlothError::types(format!(
+                            "CASE branches have incompatible types {out} and {t}"
+                        ))
                     })?;
                 }
                 let branches = branches
                     .into_iter()
                     .map(|(w, t)| Ok((w, t.cast_to(&out)?)))
                     .collect::<Result<Vec<_>>>()?;
-                let otherwise = otherwise.map(|o| o.cast_to(&out)).transpose()?.map(Box::new);
+                let otherwise = otherwise
+                    .map(|o| o.cast_to(&out))
+                    .transpose()?
+                    .map(Box::new);
                 PhysicalExpr::new(Node::Case(branches, otherwise), out)
             }
-            Expr::InList { expr, list, negated } => {
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let e = Self::compile(expr, schema)?;
                 let mut t = e.data_type.clone();
-                let items = list.iter().map(|i| Self::compile(i, schema)).collect::<Result<Vec<_>>>()?;
+                let items = list
+                    .iter()
+                    .map(|i| Self::compile(i, schema))
+                    .collect::<Result<Vec<_>>>()?;
                 for i in &items {
                     t = common_type(&t, &i.data_type).ok_or_else(|| {
-                        SlothError::types(format!("IN list item of type {} does not match {t}", i.data_type))
+                        SlothError::types(format!(
+                            "IN list item of type {} does not match {t}",
+                            i.data_type
+                        ))
                     })?;
                 }
                 let mut values = Vec::with_capacity(items.len());
                 for item in items {
                     match item.cast_to(&t)?.node {
                         Node::Literal(a) => values.push(a),
-                        _ => return Err(SlothError::unsupported("IN lists of non-constant expressions")),
+                        _ => {
+                            return Err(SlothError::unsupported(
+                                "IN lists of non-constant expressions",
+                            ));
+                        }
                     }
                 }
-                PhysicalExpr::new(Node::InList(Box::new(e.cast_to(&t)?), values, *negated), DataType::Boolean)
+                PhysicalExpr::new(
+                    Node::InList(Box::new(e.cast_to(&t)?), values, *negated),
+                    DataType::Boolean,
+                )
             }
             Expr::Function(func, args) => compile_function(*func, args, schema)?,
             Expr::Agg { .. } => {
@@ -163,7 +204,11 @@ impl PhysicalExpr {
                     "aggregate '{expr}' is only allowed in an aggregation (group_by().agg() or a SQL select with GROUP BY)"
                 )));
             }
-            Expr::Wildcard => return Err(SlothError::plan("'*' is only allowed as a whole select item")),
+            Expr::Wildcard => {
+                return Err(SlothError::plan(
+                    "'*' is only allowed as a whole select item",
+                ));
+            }
         })
     }
 
@@ -171,7 +216,9 @@ impl PhysicalExpr {
         match self.data_type {
             DataType::Boolean => Ok(self),
             DataType::Null => self.cast_to(&DataType::Boolean),
-            ref t => Err(SlothError::types(format!("{context} needs a Boolean, got {t}"))),
+            ref t => Err(SlothError::types(format!(
+                "{context} needs a Boolean, got {t}"
+            ))),
         }
     }
 
@@ -208,12 +255,18 @@ fn arithmetic_type(op: Operator, l: &DataType, r: &DataType) -> Result<DataType>
 }
 
 fn is_stringish(t: &DataType) -> bool {
-    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null)
+    matches!(
+        t,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+    )
 }
 
 fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<PhysicalExpr> {
     use ScalarFunc::*;
-    let args = args.iter().map(|a| PhysicalExpr::compile(a, schema)).collect::<Result<Vec<_>>>()?;
+    let args = args
+        .iter()
+        .map(|a| PhysicalExpr::compile(a, schema))
+        .collect::<Result<Vec<_>>>()?;
     let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
         if n.contains(&args.len()) {
             Ok(())
@@ -231,7 +284,11 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
         if is_stringish(&e.data_type) {
             Ok(())
         } else {
-            Err(SlothError::types(format!("{}() needs a string, got {}", func.name(), e.data_type)))
+            Err(SlothError::types(format!(
+                "{}() needs a string, got {}",
+                func.name(),
+                e.data_type
+            )))
         }
     };
     let out = match func {
@@ -244,15 +301,23 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
                 DataType::Null => DataType::Utf8,
                 t => t.clone(),
             };
-            let args = args.into_iter().map(|a| a.cast_to(&t)).collect::<Result<Vec<_>>>()?;
-            return Ok(PhysicalExpr::new(Node::Function(func, args), DataType::Boolean));
+            let args = args
+                .into_iter()
+                .map(|a| a.cast_to(&t))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(
+                Node::Function(func, args),
+                DataType::Boolean,
+            ));
         }
         Substr => {
             arity(2..=3)?;
             need_string(&args[0])?;
             for a in &args[1..] {
                 if a.as_literal().is_none() || !a.data_type.is_integer() {
-                    return Err(SlothError::unsupported("substr() start and length must be integer constants"));
+                    return Err(SlothError::unsupported(
+                        "substr() start and length must be integer constants",
+                    ));
                 }
             }
             DataType::Utf8
@@ -269,7 +334,10 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
         }
         Year | Month | Day => {
             arity(1..=1)?;
-            if !matches!(args[0].data_type, DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)) {
+            if !matches!(
+                args[0].data_type,
+                DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
+            ) {
                 return Err(SlothError::types(format!(
                     "{}() needs a date or timestamp, got {}",
                     func.name(),
@@ -281,7 +349,10 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
         Abs => {
             arity(1..=1)?;
             if !args[0].data_type.is_numeric() {
-                return Err(SlothError::types(format!("abs() needs a number, got {}", args[0].data_type)));
+                return Err(SlothError::types(format!(
+                    "abs() needs a number, got {}",
+                    args[0].data_type
+                )));
             }
             args[0].data_type.clone()
         }
@@ -289,7 +360,9 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
             arity(1..=2)?;
             let t = &args[0].data_type;
             if !t.is_numeric() {
-                return Err(SlothError::types(format!("round() needs a number, got {t}")));
+                return Err(SlothError::types(format!(
+                    "round() needs a number, got {t}"
+                )));
             }
             if args.len() == 2 && args[1].as_literal().is_none() {
                 return Err(SlothError::unsupported("round() digits must be a constant"));
@@ -310,10 +383,16 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
             let mut t = DataType::Null;
             for a in &args {
                 t = common_type(&t, &a.data_type).ok_or_else(|| {
-                    SlothError::types(format!("coalesce() arguments have incompatible types {t} and {}", a.data_type))
+                    SlothError::types(format!(
+                        "coalesce() arguments have incompatible types {t} and {}",
+                        a.data_type
+                    ))
                 })?;
             }
-            let args = args.into_iter().map(|a| a.cast_to(&t)).collect::<Result<Vec<_>>>()?;
+            let args = args
+                .into_iter()
+                .map(|a| a.cast_to(&t))
+                .collect::<Result<Vec<_>>>()?;
             return Ok(PhysicalExpr::new(Node::Function(func, args), t));
         }
     };
@@ -322,7 +401,9 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
 
 /// Reads an integer constant argument.
 pub fn literal_i64(e: &PhysicalExpr) -> Result<i64> {
-    let a = e.as_literal().ok_or_else(|| SlothError::plan("expected a constant"))?;
+    let a = e
+        .as_literal()
+        .ok_or_else(|| SlothError::plan("expected a constant"))?;
     let a = arrow::compute::cast(a, &DataType::Int64)?;
     let a = arrow::array::AsArray::as_primitive::<arrow::datatypes::Int64Type>(&a);
     if a.is_null(0) {
@@ -339,7 +420,9 @@ pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
     let numeric = |name: &str| -> Result<&DataType> {
         match input {
             Some(t) if t.is_numeric() || *t == DataType::Null => Ok(t),
-            Some(t) => Err(SlothError::types(format!("{name}() needs a numeric column, got {t}"))),
+            Some(t) => Err(SlothError::types(format!(
+                "{name}() needs a numeric column, got {t}"
+            ))),
             None => Err(SlothError::plan(format!("{name}() needs an argument"))),
         }
     };
@@ -348,7 +431,9 @@ pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
         AggFunc::Sum => match numeric("sum")? {
             DataType::Decimal128(_, s) => DataType::Decimal128(38, *s),
             t if t.is_floating() => DataType::Float64,
-            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => DataType::UInt64,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+                DataType::UInt64
+            }
             _ => DataType::Int64,
         },
         AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median | AggFunc::Quantile(_) => {
@@ -357,13 +442,15 @@ pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
         }
         AggFunc::Corr => {
             if inputs.len() != 2 || !inputs.iter().all(|t| t.is_numeric()) {
-                return Err(SlothError::types(format!("corr() needs two numeric columns, got {inputs:?}")));
+                return Err(SlothError::types(format!(
+                    "corr() needs two numeric columns, got {inputs:?}"
+                )));
             }
             DataType::Float64
         }
-        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
-            input.cloned().ok_or_else(|| SlothError::plan(format!("{}() needs an argument", func.name())))?
-        }
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => input
+            .cloned()
+            .ok_or_else(|| SlothError::plan(format!("{}() needs an argument", func.name())))?,
     })
 }
 
@@ -386,7 +473,11 @@ impl fmt::Display for PhysicalExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.node {
             Node::Column(i) => write!(f, "#{i}"),
-            Node::Literal(a) => write!(f, "{}", arrow::util::display::array_value_to_string(a, 0).unwrap_or_default()),
+            Node::Literal(a) => write!(
+                f,
+                "{}",
+                arrow::util::display::array_value_to_string(a, 0).unwrap_or_default()
+            ),
             Node::Binary(l, op, r) => write!(f, "({l} {op:?} {r})"),
             Node::Not(e) => write!(f, "NOT {e}"),
             Node::Negative(e) => write!(f, "-{e}"),
@@ -394,7 +485,12 @@ impl fmt::Display for PhysicalExpr {
             Node::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
             Node::Cast(e) => write!(f, "CAST({e} AS {})", self.data_type),
             Node::Case(..) => write!(f, "CASE"),
-            Node::InList(e, l, n) => write!(f, "{e} {}IN [{} values]", if *n { "NOT " } else { "" }, l.len()),
+            Node::InList(e, l, n) => write!(
+                f,
+                "{e} {}IN [{} values]",
+                if *n { "NOT " } else { "" },
+                l.len()
+            ),
             Node::Function(func, args) => {
                 let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
                 write!(f, "{}({})", func.name(), a.join(", "))

@@ -163,7 +163,8 @@ impl PhysicalPlan {
             | PhysicalPlan::HashAggregate { input, .. }
             | PhysicalPlan::Sort { input, .. }
             | PhysicalPlan::Slice { input, .. } => vec![input],
-            PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::CrossJoin { left, right, .. } => {
+            PhysicalPlan::HashJoin { left, right, .. }
+            | PhysicalPlan::CrossJoin { left, right, .. } => {
                 vec![left, right]
             }
             PhysicalPlan::Union { inputs, .. } => inputs.iter().collect(),
@@ -172,9 +173,19 @@ impl PhysicalPlan {
 
     /// One-line description of this node (without children).
     pub fn describe(&self) -> String {
-        let list = |e: &[PhysicalExpr]| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+        let list = |e: &[PhysicalExpr]| {
+            e.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         match self {
-            PhysicalPlan::Scan { source, filters, schema, .. } => {
+            PhysicalPlan::Scan {
+                source,
+                filters,
+                schema,
+                ..
+            } => {
                 let cols: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
                 let mut s = format!("Scan {source} columns=[{}]", cols.join(", "));
                 if !filters.is_empty() {
@@ -193,12 +204,28 @@ impl PhysicalPlan {
                 format!("Pipeline {}", parts.join(" -> "))
             }
             PhysicalPlan::HashAggregate { keys, aggs, .. } => {
-                let a: Vec<String> =
-                    aggs.iter().map(|a| format!("{}({})", a.func.name(), list(&a.args))).collect();
-                format!("HashAggregate keys=[{}] aggs=[{}]", list(keys), a.join(", "))
+                let a: Vec<String> = aggs
+                    .iter()
+                    .map(|a| format!("{}({})", a.func.name(), list(&a.args)))
+                    .collect();
+                format!(
+                    "HashAggregate keys=[{}] aggs=[{}]",
+                    list(keys),
+                    a.join(", ")
+                )
             }
-            PhysicalPlan::HashJoin { left_keys, right_keys, how, build_side, .. } => {
-                format!("HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}", list(left_keys), list(right_keys))
+            PhysicalPlan::HashJoin {
+                left_keys,
+                right_keys,
+                how,
+                build_side,
+                ..
+            } => {
+                format!(
+                    "HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}",
+                    list(left_keys),
+                    list(right_keys)
+                )
             }
             PhysicalPlan::CrossJoin { .. } => "CrossJoin".to_string(),
             PhysicalPlan::Sort { keys, limit, .. } => {
@@ -221,7 +248,9 @@ impl fmt::Display for PhysicalPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fn go(p: &PhysicalPlan, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {
             writeln!(f, "{:indent$}{}", "", p.describe(), indent = depth * 2)?;
-            p.children().into_iter().try_for_each(|c| go(c, f, depth + 1))
+            p.children()
+                .into_iter()
+                .try_for_each(|c| go(c, f, depth + 1))
         }
         go(self, f, 0)
     }

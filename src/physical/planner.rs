@@ -16,7 +16,11 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
     let schema = plan.schema()?;
     Ok(match plan {
         LogicalPlan::Scan(scan) => {
-            let filters = scan.filters.iter().map(|f| PhysicalExpr::compile(f, &schema)).collect::<Result<_>>()?;
+            let filters = scan
+                .filters
+                .iter()
+                .map(|f| PhysicalExpr::compile(f, &schema))
+                .collect::<Result<_>>()?;
             PhysicalPlan::Scan {
                 source: scan.source.clone(),
                 projection: scan.projection.clone(),
@@ -33,38 +37,78 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
         LogicalPlan::Project { input, exprs } => {
             let child = create_physical_plan(input)?;
             let in_schema = input.schema()?;
-            let exprs = exprs.iter().map(|e| PhysicalExpr::compile(e, &in_schema)).collect::<Result<_>>()?;
+            let exprs = exprs
+                .iter()
+                .map(|e| PhysicalExpr::compile(e, &in_schema))
+                .collect::<Result<_>>()?;
             push_stage(child, Stage::Project(exprs, schema.clone()), schema)
         }
         LogicalPlan::Aggregate { input, keys, aggs } => {
             let in_schema = input.schema()?;
-            let keys = keys.iter().map(|k| PhysicalExpr::compile(k, &in_schema)).collect::<Result<_>>()?;
+            let keys = keys
+                .iter()
+                .map(|k| PhysicalExpr::compile(k, &in_schema))
+                .collect::<Result<_>>()?;
             let aggs = aggs
                 .iter()
                 .map(|a| match a.unalias() {
-                    Expr::Agg { func, args, distinct } => {
-                        let args =
-                            args.iter().map(|e| PhysicalExpr::compile(e, &in_schema)).collect::<Result<Vec<_>>>()?;
+                    Expr::Agg {
+                        func,
+                        args,
+                        distinct,
+                    } => {
+                        let args = args
+                            .iter()
+                            .map(|e| PhysicalExpr::compile(e, &in_schema))
+                            .collect::<Result<Vec<_>>>()?;
                         let types: Vec<_> = args.iter().map(|a| a.data_type.clone()).collect();
-                        Ok(AggregateExpr { func: *func, data_type: agg_output_type(*func, &types)?, args, distinct: *distinct })
+                        Ok(AggregateExpr {
+                            func: *func,
+                            data_type: agg_output_type(*func, &types)?,
+                            args,
+                            distinct: *distinct,
+                        })
                     }
                     other => Err(SlothError::plan(format!("'{other}' is not an aggregate"))),
                 })
                 .collect::<Result<_>>()?;
-            PhysicalPlan::HashAggregate { input: Box::new(create_physical_plan(input)?), keys, aggs, schema }
+            PhysicalPlan::HashAggregate {
+                input: Box::new(create_physical_plan(input)?),
+                keys,
+                aggs,
+                schema,
+            }
         }
         LogicalPlan::Distinct { input } => {
             let keys = (0..schema.fields().len())
-                .map(|i| PhysicalExpr::compile(&Expr::Column(schema.field(i).name().clone()), &schema))
+                .map(|i| {
+                    PhysicalExpr::compile(&Expr::Column(schema.field(i).name().clone()), &schema)
+                })
                 .collect::<Result<_>>()?;
-            PhysicalPlan::HashAggregate { input: Box::new(create_physical_plan(input)?), keys, aggs: vec![], schema }
+            PhysicalPlan::HashAggregate {
+                input: Box::new(create_physical_plan(input)?),
+                keys,
+                aggs: vec![],
+                schema,
+            }
         }
-        LogicalPlan::Join { left, right, how: JoinType::Cross, .. } => PhysicalPlan::CrossJoin {
+        LogicalPlan::Join {
+            left,
+            right,
+            how: JoinType::Cross,
+            ..
+        } => PhysicalPlan::CrossJoin {
             left: Box::new(create_physical_plan(left)?),
             right: Box::new(create_physical_plan(right)?),
             schema,
         },
-        LogicalPlan::Join { left, right, left_on, right_on, how } => {
+        LogicalPlan::Join {
+            left,
+            right,
+            left_on,
+            right_on,
+            how,
+        } => {
             let (ls, rs) = (left.schema()?, right.schema()?);
             let mut left_keys = Vec::new();
             let mut right_keys = Vec::new();
@@ -72,7 +116,10 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                 let l = PhysicalExpr::compile(l, &ls)?;
                 let r = PhysicalExpr::compile(r, &rs)?;
                 let t = common_type(&l.data_type, &r.data_type).ok_or_else(|| {
-                    SlothError::types(format!("join keys of types {} and {} cannot be compared", l.data_type, r.data_type))
+                    SlothError::types(format!(
+                        "join keys of types {} and {} cannot be compared",
+                        l.data_type, r.data_type
+                    ))
                 })?;
                 left_keys.push(l.cast_to(&t)?);
                 right_keys.push(r.cast_to(&t)?);
@@ -91,37 +138,78 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
         LogicalPlan::Slice { input, offset, len } => {
             let child = match (input.as_ref(), len) {
                 // sort + slice = top-k: keep only offset + len rows while sorting.
-                (LogicalPlan::Sort { input: sort_input, by }, Some(n)) => sort(sort_input, by, Some(offset + n))?,
+                (
+                    LogicalPlan::Sort {
+                        input: sort_input,
+                        by,
+                    },
+                    Some(n),
+                ) => sort(sort_input, by, Some(offset + n))?,
                 _ => create_physical_plan(input)?,
             };
-            PhysicalPlan::Slice { input: Box::new(child), offset: *offset, len: *len }
+            PhysicalPlan::Slice {
+                input: Box::new(child),
+                offset: *offset,
+                len: *len,
+            }
         }
         LogicalPlan::Union { inputs } => PhysicalPlan::Union {
-            inputs: inputs.iter().map(|i| create_physical_plan(i)).collect::<Result<_>>()?,
+            inputs: inputs
+                .iter()
+                .map(|i| create_physical_plan(i))
+                .collect::<Result<_>>()?,
             schema,
         },
     })
 }
 
-fn sort(input: &Arc<LogicalPlan>, by: &[crate::plan::SortKey], limit: Option<usize>) -> Result<PhysicalPlan> {
+fn sort(
+    input: &Arc<LogicalPlan>,
+    by: &[crate::plan::SortKey],
+    limit: Option<usize>,
+) -> Result<PhysicalPlan> {
     let in_schema = input.schema()?;
     let keys = by
         .iter()
         .map(|k| {
             let e = PhysicalExpr::compile(&k.expr, &in_schema)?;
-            Ok((e, SortOptions { descending: k.descending, nulls_first: !k.nulls_last }))
+            Ok((
+                e,
+                SortOptions {
+                    descending: k.descending,
+                    nulls_first: !k.nulls_last,
+                },
+            ))
         })
         .collect::<Result<_>>()?;
-    Ok(PhysicalPlan::Sort { input: Box::new(create_physical_plan(input)?), keys, limit })
+    Ok(PhysicalPlan::Sort {
+        input: Box::new(create_physical_plan(input)?),
+        keys,
+        limit,
+    })
 }
 
 /// Appends a stage to the child's pipeline, or starts a new pipeline.
-fn push_stage(child: PhysicalPlan, stage: Stage, schema: arrow::datatypes::SchemaRef) -> PhysicalPlan {
+fn push_stage(
+    child: PhysicalPlan,
+    stage: Stage,
+    schema: arrow::datatypes::SchemaRef,
+) -> PhysicalPlan {
     match child {
-        PhysicalPlan::Pipeline { input, mut stages, .. } => {
+        PhysicalPlan::Pipeline {
+            input, mut stages, ..
+        } => {
             stages.push(stage);
-            PhysicalPlan::Pipeline { input, stages, schema }
+            PhysicalPlan::Pipeline {
+                input,
+                stages,
+                schema,
+            }
         }
-        other => PhysicalPlan::Pipeline { input: Box::new(other), stages: vec![stage], schema },
+        other => PhysicalPlan::Pipeline {
+            input: Box::new(other),
+            stages: vec![stage],
+            schema,
+        },
     }
 }

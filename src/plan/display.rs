@@ -5,7 +5,11 @@ use std::fmt;
 use super::{JoinType, LogicalPlan};
 
 fn list(exprs: &[crate::expr::Expr]) -> String {
-    exprs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+    exprs
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl LogicalPlan {
@@ -15,7 +19,8 @@ impl LogicalPlan {
                 write!(f, "Scan {}", scan.source)?;
                 let schema = scan.schema();
                 if scan.projection.is_some() {
-                    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                    let names: Vec<&str> =
+                        schema.fields().iter().map(|f| f.name().as_str()).collect();
                     write!(f, " columns=[{}]", names.join(", "))?;
                 }
                 if !scan.filters.is_empty() {
@@ -28,11 +33,20 @@ impl LogicalPlan {
             LogicalPlan::Aggregate { keys, aggs, .. } => {
                 write!(f, "Aggregate keys=[{}] aggs=[{}]", list(keys), list(aggs))
             }
-            LogicalPlan::Join { left_on, right_on, how, .. } => {
+            LogicalPlan::Join {
+                left_on,
+                right_on,
+                how,
+                ..
+            } => {
                 if *how == JoinType::Cross {
                     return write!(f, "CrossJoin");
                 }
-                let on: Vec<String> = left_on.iter().zip(right_on).map(|(l, r)| format!("{l} = {r}")).collect();
+                let on: Vec<String> = left_on
+                    .iter()
+                    .zip(right_on)
+                    .map(|(l, r)| format!("{l} = {r}"))
+                    .collect();
                 write!(f, "Join {how:?} on [{}]", on.join(", "))
             }
             LogicalPlan::Sort { by, .. } => {

@@ -68,7 +68,10 @@ impl Scan {
     pub fn schema(&self) -> SchemaRef {
         let full = self.source.schema();
         match &self.projection {
-            Some(p) => Arc::new(full.project(p).expect("projection indices come from the schema")),
+            Some(p) => Arc::new(
+                full.project(p)
+                    .expect("projection indices come from the schema"),
+            ),
             None => full,
         }
     }
@@ -161,19 +164,26 @@ impl LogicalPlan {
             | LogicalPlan::Distinct { input } => input.schema()?,
             LogicalPlan::Project { input, exprs } => {
                 let input = input.schema()?;
-                let fields = exprs.iter().map(|e| expr_field(e, &input)).collect::<Result<Vec<_>>>()?;
+                let fields = exprs
+                    .iter()
+                    .map(|e| expr_field(e, &input))
+                    .collect::<Result<Vec<_>>>()?;
                 check_unique(&fields)?;
                 Arc::new(Schema::new(fields))
             }
             LogicalPlan::Aggregate { input, keys, aggs } => {
                 let input = input.schema()?;
-                let fields = keys.iter().chain(aggs).map(|e| expr_field(e, &input)).collect::<Result<Vec<_>>>()?;
+                let fields = keys
+                    .iter()
+                    .chain(aggs)
+                    .map(|e| expr_field(e, &input))
+                    .collect::<Result<Vec<_>>>()?;
                 check_unique(&fields)?;
                 Arc::new(Schema::new(fields))
             }
-            LogicalPlan::Join { left, right, how, .. } => {
-                join_schema(&*left.schema()?, &*right.schema()?, *how)
-            }
+            LogicalPlan::Join {
+                left, right, how, ..
+            } => join_schema(&*left.schema()?, &*right.schema()?, *how),
             LogicalPlan::Union { inputs } => union_schema(inputs)?,
         })
     }
@@ -198,25 +208,54 @@ impl LogicalPlan {
         let mut next = || new.remove(0);
         match self {
             LogicalPlan::Scan(s) => LogicalPlan::Scan(s.clone()),
-            LogicalPlan::Filter { predicate, .. } => LogicalPlan::Filter { input: next(), predicate: predicate.clone() },
-            LogicalPlan::Project { exprs, .. } => LogicalPlan::Project { input: next(), exprs: exprs.clone() },
-            LogicalPlan::Aggregate { keys, aggs, .. } => {
-                LogicalPlan::Aggregate { input: next(), keys: keys.clone(), aggs: aggs.clone() }
-            }
-            LogicalPlan::Sort { by, .. } => LogicalPlan::Sort { input: next(), by: by.clone() },
-            LogicalPlan::Slice { offset, len, .. } => LogicalPlan::Slice { input: next(), offset: *offset, len: *len },
+            LogicalPlan::Filter { predicate, .. } => LogicalPlan::Filter {
+                input: next(),
+                predicate: predicate.clone(),
+            },
+            LogicalPlan::Project { exprs, .. } => LogicalPlan::Project {
+                input: next(),
+                exprs: exprs.clone(),
+            },
+            LogicalPlan::Aggregate { keys, aggs, .. } => LogicalPlan::Aggregate {
+                input: next(),
+                keys: keys.clone(),
+                aggs: aggs.clone(),
+            },
+            LogicalPlan::Sort { by, .. } => LogicalPlan::Sort {
+                input: next(),
+                by: by.clone(),
+            },
+            LogicalPlan::Slice { offset, len, .. } => LogicalPlan::Slice {
+                input: next(),
+                offset: *offset,
+                len: *len,
+            },
             LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { input: next() },
-            LogicalPlan::Join { left_on, right_on, how, .. } => {
+            LogicalPlan::Join {
+                left_on,
+                right_on,
+                how,
+                ..
+            } => {
                 let left = next();
                 let right = next();
-                LogicalPlan::Join { left, right, left_on: left_on.clone(), right_on: right_on.clone(), how: *how }
+                LogicalPlan::Join {
+                    left,
+                    right,
+                    left_on: left_on.clone(),
+                    right_on: right_on.clone(),
+                    how: *how,
+                }
             }
             LogicalPlan::Union { .. } => LogicalPlan::Union { inputs: new },
         }
     }
 
     /// Rewrites the tree bottom-up with `f`.
-    pub fn transform_up(&self, f: &mut impl FnMut(LogicalPlan) -> Result<LogicalPlan>) -> Result<LogicalPlan> {
+    pub fn transform_up(
+        &self,
+        f: &mut impl FnMut(LogicalPlan) -> Result<LogicalPlan>,
+    ) -> Result<LogicalPlan> {
         let inputs = self
             .inputs()
             .into_iter()
@@ -235,8 +274,14 @@ impl LogicalPlan {
         match self {
             LogicalPlan::Filter { input, predicate } => {
                 let f = expr_field(predicate, &*input.schema()?)?;
-                if !matches!(f.data_type(), arrow::datatypes::DataType::Boolean | arrow::datatypes::DataType::Null) {
-                    return Err(SlothError::types(format!("filter predicate {predicate} is {}, not Boolean", f.data_type())));
+                if !matches!(
+                    f.data_type(),
+                    arrow::datatypes::DataType::Boolean | arrow::datatypes::DataType::Null
+                ) {
+                    return Err(SlothError::types(format!(
+                        "filter predicate {predicate} is {}, not Boolean",
+                        f.data_type()
+                    )));
                 }
             }
             LogicalPlan::Sort { input, by } => {
@@ -245,7 +290,13 @@ impl LogicalPlan {
                     expr_field(&k.expr, &s)?;
                 }
             }
-            LogicalPlan::Join { left, right, left_on, right_on, .. } => {
+            LogicalPlan::Join {
+                left,
+                right,
+                left_on,
+                right_on,
+                ..
+            } => {
                 if left_on.len() != right_on.len() {
                     return Err(SlothError::plan(format!(
                         "join has {} left keys but {} right keys",
@@ -258,7 +309,9 @@ impl LogicalPlan {
                     let lt = expr_field(l, &ls)?.data_type().clone();
                     let rt = expr_field(r, &rs)?.data_type().clone();
                     if crate::expr::common_type(&lt, &rt).is_none() {
-                        return Err(SlothError::types(format!("join keys {l} ({lt}) and {r} ({rt}) cannot be compared")));
+                        return Err(SlothError::types(format!(
+                            "join keys {l} ({lt}) and {r} ({rt}) cannot be compared"
+                        )));
                     }
                 }
             }
@@ -299,12 +352,19 @@ pub fn join_schema(left: &Schema, right: &Schema, how: JoinType) -> SchemaRef {
 /// Union output: the first input's names, each column in the common type of
 /// that column across all inputs.
 fn union_schema(inputs: &[Arc<LogicalPlan>]) -> Result<SchemaRef> {
-    let first = inputs.first().ok_or_else(|| SlothError::plan("union of no inputs"))?.schema()?;
+    let first = inputs
+        .first()
+        .ok_or_else(|| SlothError::plan("union of no inputs"))?
+        .schema()?;
     let mut fields: Vec<Field> = first.fields().iter().map(|f| nullable(f)).collect();
     for other in &inputs[1..] {
         let s = other.schema()?;
         if s.fields().len() != fields.len() {
-            return Err(SlothError::plan(format!("union inputs have {} and {} columns", fields.len(), s.fields().len())));
+            return Err(SlothError::plan(format!(
+                "union inputs have {} and {} columns",
+                fields.len(),
+                s.fields().len()
+            )));
         }
         for (f, g) in fields.iter_mut().zip(s.fields()) {
             let t = crate::expr::common_type(f.data_type(), g.data_type()).ok_or_else(|| {

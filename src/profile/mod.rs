@@ -16,8 +16,16 @@ pub fn format_metrics(metrics: &[NodeMetrics]) -> String {
             m.batches_out,
             m.bytes_out,
             m.self_time.as_secs_f64() * 1e3,
-            if total > 0.0 { 100.0 * m.self_time.as_secs_f64() / total } else { 0.0 },
-            if m.extra.is_empty() { String::new() } else { format!(" {}", m.extra) },
+            if total > 0.0 {
+                100.0 * m.self_time.as_secs_f64() / total
+            } else {
+                0.0
+            },
+            if m.extra.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", m.extra)
+            },
             indent = m.depth * 2
         ));
     }

@@ -2,8 +2,8 @@
 
 use arrow::datatypes::DataType;
 use sqlparser::ast::{
-    self, BinaryOperator, CastKind, DateTimeField, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator,
-    Value,
+    self, BinaryOperator, CastKind, DateTimeField, FunctionArg, FunctionArgExpr, FunctionArguments,
+    UnaryOperator, Value,
 };
 
 use crate::error::{Result, SlothError};
@@ -16,7 +16,11 @@ pub trait Resolver {
 }
 
 fn ident(i: &ast::Ident) -> String {
-    if i.quote_style.is_some() { i.value.clone() } else { i.value.to_ascii_lowercase() }
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_ascii_lowercase()
+    }
 }
 
 /// Converts a SQL expression.
@@ -56,7 +60,9 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             UnaryOperator::Not => c(expr)?.not(),
             UnaryOperator::Minus => match c(expr)? {
                 Expr::Literal(ScalarValue::Int64(Some(v))) => lit(-v),
-                Expr::Literal(ScalarValue::Decimal128(Some(v), p, s)) => Expr::Literal(ScalarValue::Decimal128(Some(-v), p, s)),
+                Expr::Literal(ScalarValue::Decimal128(Some(v), p, s)) => {
+                    Expr::Literal(ScalarValue::Decimal128(Some(-v), p, s))
+                }
                 Expr::Literal(ScalarValue::Float64(Some(v))) => lit(-v),
                 e => -e,
             },
@@ -65,22 +71,45 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
         },
         ast::Expr::IsNull(e) => c(e)?.is_null(),
         ast::Expr::IsNotNull(e) => c(e)?.is_not_null(),
-        ast::Expr::Between { expr, negated, low, high } => {
+        ast::Expr::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => {
             let b = c(expr)?.between(c(low)?, c(high)?);
             if *negated { b.not() } else { b }
         }
-        ast::Expr::In { expr, target: ast::InTarget::List(list), negated, .. } => Expr::InList {
+        ast::Expr::In {
+            expr,
+            target: ast::InTarget::List(list),
+            negated,
+            ..
+        } => Expr::InList {
             expr: Box::new(c(expr)?),
             list: list.iter().map(c).collect::<Result<_>>()?,
             negated: *negated,
         },
-        ast::Expr::Like { negated, expr, pattern, escape_char: None, any: false } => {
-            let f = if *negated { ScalarFunc::NotLike } else { ScalarFunc::Like };
+        ast::Expr::Like {
+            negated,
+            expr,
+            pattern,
+            escape_char: None,
+            any: false,
+        } => {
+            let f = if *negated {
+                ScalarFunc::NotLike
+            } else {
+                ScalarFunc::Like
+            };
             Expr::Function(f, vec![c(expr)?, c(pattern)?])
         }
-        ast::Expr::Cast { kind: CastKind::Cast | CastKind::DoubleColon, expr, data_type, .. } => {
-            c(expr)?.cast(data_type_of(data_type)?)
-        }
+        ast::Expr::Cast {
+            kind: CastKind::Cast | CastKind::DoubleColon,
+            expr,
+            data_type,
+            ..
+        } => c(expr)?.cast(data_type_of(data_type)?),
         ast::Expr::Extract { field, expr, .. } => {
             let f = match field {
                 DateTimeField::Year => ScalarFunc::Year,
@@ -90,14 +119,31 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             };
             Expr::Function(f, vec![c(expr)?])
         }
-        ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
-            let mut args = vec![c(expr)?, substring_from.as_ref().map(|e| c(e)).transpose()?.unwrap_or(lit(1))];
+        ast::Expr::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            let mut args = vec![
+                c(expr)?,
+                substring_from
+                    .as_ref()
+                    .map(|e| c(e))
+                    .transpose()?
+                    .unwrap_or(lit(1)),
+            ];
             if let Some(len) = substring_for {
                 args.push(c(len)?);
             }
             Expr::Function(ScalarFunc::Substr, args)
         }
-        ast::Expr::Case { operand, conditions, else_result, .. } => {
+        ast::Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
             let operand = operand.as_ref().map(|o| c(o)).transpose()?;
             let when_then = conditions
                 .iter()
@@ -110,7 +156,13 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
                     Ok((cond, c(&cw.result)?))
                 })
                 .collect::<Result<_>>()?;
-            Expr::Case { when_then, otherwise: else_result.as_ref().map(|e| c(e).map(Box::new)).transpose()? }
+            Expr::Case {
+                when_then,
+                otherwise: else_result
+                    .as_ref()
+                    .map(|e| c(e).map(Box::new))
+                    .transpose()?,
+            }
         }
         ast::Expr::TypedString(ts) => {
             let s = match &ts.value.value {
@@ -119,8 +171,11 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             };
             match &ts.data_type {
                 ast::DataType::Date => {
-                    let d = parse_date32(&s)
-                        .ok_or_else(|| SlothError::plan(format!("invalid date literal '{s}' (expected YYYY-MM-DD)")))?;
+                    let d = parse_date32(&s).ok_or_else(|| {
+                        SlothError::plan(format!(
+                            "invalid date literal '{s}' (expected YYYY-MM-DD)"
+                        ))
+                    })?;
                     Expr::Literal(ScalarValue::Date32(Some(d)))
                 }
                 other => lit(s).cast(data_type_of(other)?),
@@ -129,7 +184,9 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
         ast::Expr::Interval(iv) => interval(iv)?,
         ast::Expr::Function(f) => function(f, r)?,
         ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::In { .. } => {
-            return Err(SlothError::unsupported(format!("subqueries (in '{e}') are not supported yet")));
+            return Err(SlothError::unsupported(format!(
+                "subqueries (in '{e}') are not supported yet"
+            )));
         }
         other => return Err(SlothError::unsupported(format!("expression '{other}'"))),
     })
@@ -138,7 +195,9 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
 fn value(v: &Value) -> Result<ScalarValue> {
     Ok(match v {
         Value::Number(s, _) => number(s)?,
-        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => ScalarValue::Utf8(Some(s.clone())),
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
+            ScalarValue::Utf8(Some(s.clone()))
+        }
         Value::Boolean(b) => ScalarValue::Boolean(Some(*b)),
         Value::Null => ScalarValue::Null,
         other => return Err(SlothError::unsupported(format!("literal {other}"))),
@@ -156,11 +215,17 @@ fn number(s: &str) -> Result<ScalarValue> {
             let digits = format!("{int}{frac}");
             if let Ok(v) = digits.parse::<i128>() {
                 let precision = digits.trim_start_matches('0').len().max(frac.len()).max(1) as u8;
-                return Ok(ScalarValue::Decimal128(Some(v), precision, frac.len() as i8));
+                return Ok(ScalarValue::Decimal128(
+                    Some(v),
+                    precision,
+                    frac.len() as i8,
+                ));
             }
         }
     }
-    s.parse::<f64>().map(|f| ScalarValue::Float64(Some(f))).map_err(|_| SlothError::plan(format!("invalid number '{s}'")))
+    s.parse::<f64>()
+        .map(|f| ScalarValue::Float64(Some(f)))
+        .map_err(|_| SlothError::plan(format!("invalid number '{s}'")))
 }
 
 fn interval(iv: &ast::Interval) -> Result<Expr> {
@@ -189,7 +254,11 @@ fn interval(iv: &ast::Interval) -> Result<Expr> {
         "day" => (0, n),
         other => return Err(SlothError::unsupported(format!("interval unit '{other}'"))),
     };
-    Ok(Expr::Literal(ScalarValue::Interval { months, days, nanos: 0 }))
+    Ok(Expr::Literal(ScalarValue::Interval {
+        months,
+        days,
+        nanos: 0,
+    }))
 }
 
 /// SQL type names → arrow types.
@@ -202,9 +271,13 @@ pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
         T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int32,
         T::BigInt(_) | T::Int8(_) | T::Int64 => DataType::Int64,
         T::Real | T::Float4 | T::Float32 => DataType::Float32,
-        T::Double(_) | T::DoublePrecision | T::Float8 | T::Float64 | T::Float(_) => DataType::Float64,
+        T::Double(_) | T::DoublePrecision | T::Float8 | T::Float64 | T::Float(_) => {
+            DataType::Float64
+        }
         T::Decimal(info) | T::Numeric(info) => match info {
-            ast::ExactNumberInfo::PrecisionAndScale(p, s) => DataType::Decimal128(*p as u8, *s as i8),
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => {
+                DataType::Decimal128(*p as u8, *s as i8)
+            }
             ast::ExactNumberInfo::Precision(p) => DataType::Decimal128(*p as u8, 0),
             ast::ExactNumberInfo::None => DataType::Decimal128(38, 10),
         },
@@ -221,19 +294,32 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         return Err(SlothError::unsupported(format!("function call '{f}'")));
     };
     if f.over.is_some() {
-        return Err(SlothError::unsupported(format!("window functions ('{f}') are not supported yet")));
+        return Err(SlothError::unsupported(format!(
+            "window functions ('{f}') are not supported yet"
+        )));
     }
-    let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+    let distinct = matches!(
+        list.duplicate_treatment,
+        Some(ast::DuplicateTreatment::Distinct)
+    );
     let mut star = false;
     let mut args = Vec::new();
     for a in &list.args {
         match a {
             FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(convert(e, r)?),
             FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
-            other => return Err(SlothError::unsupported(format!("function argument '{other}'"))),
+            other => {
+                return Err(SlothError::unsupported(format!(
+                    "function argument '{other}'"
+                )));
+            }
         }
     }
-    let agg = |func: AggFunc, args: Vec<Expr>| Expr::Agg { func, args, distinct };
+    let agg = |func: AggFunc, args: Vec<Expr>| Expr::Agg {
+        func,
+        args,
+        distinct,
+    };
     let scalar = |func: ScalarFunc, args: Vec<Expr>| Expr::Function(func, args);
     Ok(match name.as_str() {
         "count" if star || args.is_empty() => crate::expr::count_star(),
@@ -250,7 +336,9 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "last" | "last_value" => agg(AggFunc::Last, args),
         "quantile" | "quantile_cont" | "percentile_cont" => {
             let q = match args.get(1) {
-                Some(Expr::Literal(ScalarValue::Decimal128(Some(v), _, s))) => *v as f64 / 10f64.powi(*s as i32),
+                Some(Expr::Literal(ScalarValue::Decimal128(Some(v), _, s))) => {
+                    *v as f64 / 10f64.powi(*s as i32)
+                }
                 Some(Expr::Literal(ScalarValue::Float64(Some(v)))) => *v,
                 _ => return Err(SlothError::plan("quantile(x, q) needs a constant q")),
             };
@@ -279,7 +367,10 @@ mod tests {
 
     #[test]
     fn numbers_with_a_point_are_decimals() {
-        assert_eq!(number("0.06").unwrap(), ScalarValue::Decimal128(Some(6), 2, 2));
+        assert_eq!(
+            number("0.06").unwrap(),
+            ScalarValue::Decimal128(Some(6), 2, 2)
+        );
         assert_eq!(number("12").unwrap(), ScalarValue::Int64(Some(12)));
         assert_eq!(number("1e3").unwrap(), ScalarValue::Float64(Some(1000.0)));
     }

@@ -61,17 +61,25 @@ impl SqlContext {
     /// Registers every `*.parquet`, `*.csv` and `*.arrow` file in `dir` under its file stem.
     pub fn register_dir(&mut self, dir: impl AsRef<Path>) -> Result<usize> {
         let dir = dir.as_ref();
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| SlothError::FileNotFound { path: dir.display().to_string(), reason: e.to_string() })?;
+        let entries = std::fs::read_dir(dir).map_err(|e| SlothError::FileNotFound {
+            path: dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
         let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         paths.sort();
         let mut n = 0;
         for p in paths {
-            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            let ext = p
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_ascii_lowercase();
             if !matches!(ext.as_str(), "parquet" | "csv" | "arrow" | "ipc" | "tsv") {
                 continue;
             }
-            let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else { continue };
+            let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
             self.register_file(stem, &p)?;
             n += 1;
         }
@@ -85,10 +93,12 @@ impl SqlContext {
 
     /// The frame registered as `name`.
     pub fn table(&self, name: &str) -> Result<&LazyFrame> {
-        self.tables.get(&name.to_ascii_lowercase()).ok_or_else(|| SlothError::TableNotFound {
-            name: name.to_string(),
-            available: self.table_names(),
-        })
+        self.tables
+            .get(&name.to_ascii_lowercase())
+            .ok_or_else(|| SlothError::TableNotFound {
+                name: name.to_string(),
+                available: self.table_names(),
+            })
     }
 
     fn parse(&self, sql: &str) -> Result<Statement> {
@@ -106,7 +116,9 @@ impl SqlContext {
         match stmts.len() {
             1 => Ok(stmts.remove(0)),
             0 => Err(SlothError::SqlSyntax("empty statement".into())),
-            n => Err(SlothError::unsupported(format!("{n} statements at once; send one at a time"))),
+            n => Err(SlothError::unsupported(format!(
+                "{n} statements at once; send one at a time"
+            ))),
         }
     }
 
@@ -114,7 +126,10 @@ impl SqlContext {
     pub fn sql(&self, sql: &str) -> Result<LazyFrame> {
         match self.parse(sql)? {
             Statement::Query(q) => self.plan_query(&q),
-            other => Err(SlothError::unsupported(format!("statement '{}'", first_words(&other.to_string())))),
+            other => Err(SlothError::unsupported(format!(
+                "statement '{}'",
+                first_words(&other.to_string())
+            ))),
         }
     }
 
@@ -122,14 +137,25 @@ impl SqlContext {
     pub fn execute(&self, sql: &str) -> Result<SqlOutput> {
         match self.parse(sql)? {
             Statement::Query(q) => Ok(SqlOutput::Frame(self.plan_query(&q)?.collect()?)),
-            Statement::Explain { statement, analyze, .. } => {
+            Statement::Explain {
+                statement, analyze, ..
+            } => {
                 let Statement::Query(q) = *statement else {
-                    return Err(SlothError::unsupported("EXPLAIN of a statement other than a query"));
+                    return Err(SlothError::unsupported(
+                        "EXPLAIN of a statement other than a query",
+                    ));
                 };
                 let lf = self.plan_query(&q)?;
-                Ok(SqlOutput::Text(if analyze { lf.profile()? } else { lf.explain(true)? }))
+                Ok(SqlOutput::Text(if analyze {
+                    lf.profile()?
+                } else {
+                    lf.explain(true)?
+                }))
             }
-            other => Err(SlothError::unsupported(format!("statement '{}'", first_words(&other.to_string())))),
+            other => Err(SlothError::unsupported(format!(
+                "statement '{}'",
+                first_words(&other.to_string())
+            ))),
         }
     }
 

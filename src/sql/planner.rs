@@ -8,7 +8,10 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use sqlparser::ast::{self, JoinConstraint, JoinOperator, SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor};
+use sqlparser::ast::{
+    self, JoinConstraint, JoinOperator, SelectItem, SetExpr, SetOperator, SetQuantifier,
+    TableFactor,
+};
 
 use super::SqlContext;
 use super::expr::{Resolver, convert};
@@ -40,9 +43,15 @@ impl Resolver for Scope {
             [one] => Ok(one.internal.clone()),
             [] => Err(SlothError::ColumnNotFound {
                 name: qualifier.map_or(name.to_string(), |q| format!("{q}.{name}")),
-                available: self.columns.iter().map(|c| format!("{}.{}", c.qualifier, c.name)).collect(),
+                available: self
+                    .columns
+                    .iter()
+                    .map(|c| format!("{}.{}", c.qualifier, c.name))
+                    .collect(),
             }),
-            _ => Err(SlothError::plan(format!("column reference '{name}' is ambiguous; qualify it with a table name"))),
+            _ => Err(SlothError::plan(format!(
+                "column reference '{name}' is ambiguous; qualify it with a table name"
+            ))),
         }
     }
 }
@@ -60,20 +69,35 @@ struct Factor {
 }
 
 fn ident(i: &ast::Ident) -> String {
-    if i.quote_style.is_some() { i.value.clone() } else { i.value.to_ascii_lowercase() }
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_ascii_lowercase()
+    }
 }
 
 fn columns_of(plan: &LogicalPlan) -> Result<Vec<String>> {
-    Ok(plan.schema()?.fields().iter().map(|f| f.name().clone()).collect())
+    Ok(plan
+        .schema()?
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect())
 }
 
 fn literal_usize(e: &ast::Expr, what: &str) -> Result<usize> {
     match e {
         ast::Expr::Value(v) => match &v.value {
-            ast::Value::Number(n, _) => n.parse().map_err(|_| SlothError::plan(format!("{what} must be a non-negative integer"))),
-            _ => Err(SlothError::plan(format!("{what} must be a non-negative integer"))),
+            ast::Value::Number(n, _) => n
+                .parse()
+                .map_err(|_| SlothError::plan(format!("{what} must be a non-negative integer"))),
+            _ => Err(SlothError::plan(format!(
+                "{what} must be a non-negative integer"
+            ))),
         },
-        _ => Err(SlothError::unsupported(format!("{what} must be a constant"))),
+        _ => Err(SlothError::unsupported(format!(
+            "{what} must be a constant"
+        ))),
     }
 }
 
@@ -88,22 +112,43 @@ fn replace_top_down(e: &Expr, f: &dyn Fn(&Expr) -> Option<Expr>) -> Expr {
 fn rebuild_children(e: &Expr, f: &dyn Fn(&Expr) -> Expr) -> Expr {
     let b = |x: &Expr| Box::new(f(x));
     match e {
-        Expr::Binary { left, op, right } => Expr::Binary { left: b(left), op: *op, right: b(right) },
+        Expr::Binary { left, op, right } => Expr::Binary {
+            left: b(left),
+            op: *op,
+            right: b(right),
+        },
         Expr::Not(x) => Expr::Not(b(x)),
         Expr::Negative(x) => Expr::Negative(b(x)),
         Expr::IsNull(x) => Expr::IsNull(b(x)),
         Expr::IsNotNull(x) => Expr::IsNotNull(b(x)),
         Expr::Cast(x, t) => Expr::Cast(b(x), t.clone()),
         Expr::Alias(x, n) => Expr::Alias(b(x), n.clone()),
-        Expr::Case { when_then, otherwise } => Expr::Case {
+        Expr::Case {
+            when_then,
+            otherwise,
+        } => Expr::Case {
             when_then: when_then.iter().map(|(w, t)| (f(w), f(t))).collect(),
             otherwise: otherwise.as_ref().map(|o| b(o)),
         },
-        Expr::InList { expr, list, negated } => {
-            Expr::InList { expr: b(expr), list: list.iter().map(f).collect(), negated: *negated }
-        }
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => Expr::InList {
+            expr: b(expr),
+            list: list.iter().map(f).collect(),
+            negated: *negated,
+        },
         Expr::Function(func, args) => Expr::Function(*func, args.iter().map(f).collect()),
-        Expr::Agg { func, args, distinct } => Expr::Agg { func: *func, args: args.iter().map(f).collect(), distinct: *distinct },
+        Expr::Agg {
+            func,
+            args,
+            distinct,
+        } => Expr::Agg {
+            func: *func,
+            args: args.iter().map(f).collect(),
+            distinct: *distinct,
+        },
         leaf => leaf.clone(),
     }
 }
@@ -111,7 +156,10 @@ fn rebuild_children(e: &Expr, f: &dyn Fn(&Expr) -> Expr) -> Expr {
 impl<'a> QueryPlanner<'a> {
     /// A planner over `ctx`'s tables.
     pub fn new(ctx: &'a SqlContext) -> Self {
-        QueryPlanner { ctx, ctes: BTreeMap::new() }
+        QueryPlanner {
+            ctx,
+            ctes: BTreeMap::new(),
+        }
     }
 
     /// Plans a full query (WITH, set operations, ORDER BY, LIMIT).
@@ -143,15 +191,27 @@ impl<'a> QueryPlanner<'a> {
         let (limit, offset) = match &q.limit_clause {
             None => (None, 0),
             Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
-                limit.as_ref().map(|l| literal_usize(l, "LIMIT")).transpose()?,
-                offset.as_ref().map(|o| literal_usize(&o.value, "OFFSET")).transpose()?.unwrap_or(0),
+                limit
+                    .as_ref()
+                    .map(|l| literal_usize(l, "LIMIT"))
+                    .transpose()?,
+                offset
+                    .as_ref()
+                    .map(|o| literal_usize(&o.value, "OFFSET"))
+                    .transpose()?
+                    .unwrap_or(0),
             ),
-            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
-                (Some(literal_usize(limit, "LIMIT")?), literal_usize(offset, "OFFSET")?)
-            }
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+                Some(literal_usize(limit, "LIMIT")?),
+                literal_usize(offset, "OFFSET")?,
+            ),
         };
         if limit.is_some() || offset > 0 {
-            plan = LogicalPlan::Slice { input: Arc::new(plan), offset, len: limit };
+            plan = LogicalPlan::Slice {
+                input: Arc::new(plan),
+                offset,
+                len: limit,
+            };
         }
         self.ctes = saved;
         Ok(plan)
@@ -161,65 +221,116 @@ impl<'a> QueryPlanner<'a> {
         match body {
             SetExpr::Select(s) => self.plan_select(s, &[]),
             SetExpr::Query(q) => self.plan_query(q),
-            SetExpr::SetOperation { left, op: SetOperator::Union, set_quantifier, right } => {
+            SetExpr::SetOperation {
+                left,
+                op: SetOperator::Union,
+                set_quantifier,
+                right,
+            } => {
                 let l = self.plan_set_expr(left)?;
                 let r = self.plan_set_expr(right)?;
-                let union = LogicalPlan::Union { inputs: vec![Arc::new(l), Arc::new(r)] };
+                let union = LogicalPlan::Union {
+                    inputs: vec![Arc::new(l), Arc::new(r)],
+                };
                 Ok(match set_quantifier {
                     SetQuantifier::All => union,
-                    SetQuantifier::Distinct | SetQuantifier::None => LogicalPlan::Distinct { input: Arc::new(union) },
+                    SetQuantifier::Distinct | SetQuantifier::None => LogicalPlan::Distinct {
+                        input: Arc::new(union),
+                    },
                     other => return Err(SlothError::unsupported(format!("UNION {other}"))),
                 })
             }
-            other => Err(SlothError::unsupported(format!("query form '{}'", other.to_string().chars().take(40).collect::<String>()))),
+            other => Err(SlothError::unsupported(format!(
+                "query form '{}'",
+                other.to_string().chars().take(40).collect::<String>()
+            ))),
         }
     }
 
     /// ORDER BY over a set operation: output names and ordinals only.
-    fn order_by_output(&self, plan: LogicalPlan, order_by: &[&ast::OrderByExpr]) -> Result<LogicalPlan> {
+    fn order_by_output(
+        &self,
+        plan: LogicalPlan,
+        order_by: &[&ast::OrderByExpr],
+    ) -> Result<LogicalPlan> {
         if order_by.is_empty() {
             return Ok(plan);
         }
         let names = columns_of(&plan)?;
         let scope = Scope {
-            columns: names.iter().map(|n| ScopeColumn { qualifier: String::new(), name: n.clone(), internal: n.clone() }).collect(),
+            columns: names
+                .iter()
+                .map(|n| ScopeColumn {
+                    qualifier: String::new(),
+                    name: n.clone(),
+                    internal: n.clone(),
+                })
+                .collect(),
         };
         let keys = order_by
             .iter()
             .map(|o| {
                 let expr = match ordinal(&o.expr) {
-                    Some(i) => col(names.get(i).ok_or_else(|| SlothError::plan(format!("ORDER BY position {} is out of range", i + 1)))?.as_str()),
+                    Some(i) => col(names
+                        .get(i)
+                        .ok_or_else(|| {
+                            SlothError::plan(format!("ORDER BY position {} is out of range", i + 1))
+                        })?
+                        .as_str()),
                     None => convert(&o.expr, &scope)?,
                 };
                 Ok(sort_key(expr, o))
             })
             .collect::<Result<_>>()?;
-        Ok(LogicalPlan::Sort { input: Arc::new(plan), by: keys })
+        Ok(LogicalPlan::Sort {
+            input: Arc::new(plan),
+            by: keys,
+        })
     }
 
     fn factor(&mut self, f: &TableFactor) -> Result<Factor> {
         match f {
-            TableFactor::Table { name, alias, args: None, .. } => {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
                 let table = name.0.last().map(|p| p.to_string()).unwrap_or_default();
                 let key = table.trim_matches('"').to_ascii_lowercase();
                 let plan = match self.ctes.get(&key) {
                     Some(p) => p.clone(),
                     None => Arc::new(self.ctx.table(&key)?.logical_plan().clone()),
                 };
-                Ok(Factor { plan, qualifier: alias.as_ref().map_or(key, |a| ident(&a.name)) })
+                Ok(Factor {
+                    plan,
+                    qualifier: alias.as_ref().map_or(key, |a| ident(&a.name)),
+                })
             }
-            TableFactor::Derived { subquery, alias, .. } => {
+            TableFactor::Derived {
+                subquery, alias, ..
+            } => {
                 let plan = self.plan_query(subquery)?;
                 let qualifier = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default();
                 let plan = match alias.as_ref().filter(|a| !a.columns.is_empty()) {
                     Some(a) => {
                         let names = columns_of(&plan)?;
-                        let exprs = names.iter().zip(&a.columns).map(|(n, c)| col(n.as_str()).alias(ident(&c.name))).collect();
-                        LogicalPlan::Project { input: Arc::new(plan), exprs }
+                        let exprs = names
+                            .iter()
+                            .zip(&a.columns)
+                            .map(|(n, c)| col(n.as_str()).alias(ident(&c.name)))
+                            .collect();
+                        LogicalPlan::Project {
+                            input: Arc::new(plan),
+                            exprs,
+                        }
                     }
                     None => plan,
                 };
-                Ok(Factor { plan: Arc::new(plan), qualifier })
+                Ok(Factor {
+                    plan: Arc::new(plan),
+                    qualifier,
+                })
             }
             other => Err(SlothError::unsupported(format!("FROM item '{other}'"))),
         }
@@ -227,7 +338,11 @@ impl<'a> QueryPlanner<'a> {
 
     /// Plans FROM: returns the joined plan, its scope, and the WHERE conjuncts
     /// not consumed as join keys.
-    fn plan_from(&mut self, from: &[ast::TableWithJoins], conjuncts: Vec<ast::Expr>) -> Result<(LogicalPlan, Scope, Vec<Expr>)> {
+    fn plan_from(
+        &mut self,
+        from: &[ast::TableWithJoins],
+        conjuncts: Vec<ast::Expr>,
+    ) -> Result<(LogicalPlan, Scope, Vec<Expr>)> {
         // 1. All factors, in order, to find clashing names.
         let mut factors: Vec<Factor> = Vec::new();
         for twj in from {
@@ -253,16 +368,38 @@ impl<'a> QueryPlanner<'a> {
             let mut exprs = Vec::new();
             let mut internals = HashSet::new();
             for c in cols {
-                let internal = if counts[&c] > 1 { format!("{}.{c}", f.qualifier) } else { c.clone() };
+                let internal = if counts[&c] > 1 {
+                    format!("{}.{c}", f.qualifier)
+                } else {
+                    c.clone()
+                };
                 if scope.columns.iter().any(|s| s.internal == internal) {
-                    return Err(SlothError::plan(format!("table name '{}' is used twice; give one an alias", f.qualifier)));
+                    return Err(SlothError::plan(format!(
+                        "table name '{}' is used twice; give one an alias",
+                        f.qualifier
+                    )));
                 }
                 renamed |= internal != c;
-                exprs.push(if internal != c { col(c.as_str()).alias(internal.clone()) } else { col(c.as_str()) });
+                exprs.push(if internal != c {
+                    col(c.as_str()).alias(internal.clone())
+                } else {
+                    col(c.as_str())
+                });
                 internals.insert(internal.clone());
-                scope.columns.push(ScopeColumn { qualifier: f.qualifier.clone(), name: c, internal });
+                scope.columns.push(ScopeColumn {
+                    qualifier: f.qualifier.clone(),
+                    name: c,
+                    internal,
+                });
             }
-            let plan = if renamed { Arc::new(LogicalPlan::Project { input: f.plan, exprs }) } else { f.plan };
+            let plan = if renamed {
+                Arc::new(LogicalPlan::Project {
+                    input: f.plan,
+                    exprs,
+                })
+            } else {
+                f.plan
+            };
             planned.push((plan, internals));
         }
         // 3. Explicit joins inside each FROM item.
@@ -275,12 +412,21 @@ impl<'a> QueryPlanner<'a> {
                 let (how, constraint) = match &j.join_operator {
                     JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, Some(c)),
                     JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, Some(c)),
-                    JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::Right, Some(c)),
+                    JoinOperator::Right(c) | JoinOperator::RightOuter(c) => {
+                        (JoinType::Right, Some(c))
+                    }
                     JoinOperator::FullOuter(c) => (JoinType::Full, Some(c)),
                     JoinOperator::Semi(c) | JoinOperator::LeftSemi(c) => (JoinType::Semi, Some(c)),
                     JoinOperator::Anti(c) | JoinOperator::LeftAnti(c) => (JoinType::Anti, Some(c)),
                     JoinOperator::CrossJoin(_) => (JoinType::Cross, None),
-                    other => return Err(SlothError::unsupported(format!("join '{other:?}'").chars().take(60).collect::<String>())),
+                    other => {
+                        return Err(SlothError::unsupported(
+                            format!("join '{other:?}'")
+                                .chars()
+                                .take(60)
+                                .collect::<String>(),
+                        ));
+                    }
                 };
                 let on: Vec<Expr> = match constraint {
                     None | Some(JoinConstraint::None) => vec![],
@@ -289,15 +435,29 @@ impl<'a> QueryPlanner<'a> {
                         .iter()
                         .map(|n| {
                             let n = n.to_string().to_ascii_lowercase();
-                            let l = scope.columns.iter().find(|c| c.name == n && cols.contains(&c.internal));
-                            let r = scope.columns.iter().find(|c| c.name == n && rcols.contains(&c.internal));
+                            let l = scope
+                                .columns
+                                .iter()
+                                .find(|c| c.name == n && cols.contains(&c.internal));
+                            let r = scope
+                                .columns
+                                .iter()
+                                .find(|c| c.name == n && rcols.contains(&c.internal));
                             match (l, r) {
-                                (Some(l), Some(r)) => Ok(col(l.internal.as_str()).eq(col(r.internal.as_str()))),
-                                _ => Err(SlothError::plan(format!("USING column '{n}' is not on both sides"))),
+                                (Some(l), Some(r)) => {
+                                    Ok(col(l.internal.as_str()).eq(col(r.internal.as_str())))
+                                }
+                                _ => Err(SlothError::plan(format!(
+                                    "USING column '{n}' is not on both sides"
+                                ))),
                             }
                         })
                         .collect::<Result<_>>()?,
-                    Some(other) => return Err(SlothError::unsupported(format!("join constraint {other:?}"))),
+                    Some(other) => {
+                        return Err(SlothError::unsupported(format!(
+                            "join constraint {other:?}"
+                        )));
+                    }
                 };
                 let (joined, residual) = join_on(plan, &cols, right, &rcols, on, how)?;
                 plan = joined;
@@ -305,7 +465,10 @@ impl<'a> QueryPlanner<'a> {
                     cols.extend(rcols);
                 }
                 if let Some(r) = residual {
-                    plan = Arc::new(LogicalPlan::Filter { input: plan, predicate: r });
+                    plan = Arc::new(LogicalPlan::Filter {
+                        input: plan,
+                        predicate: r,
+                    });
                 }
             }
             items.push((plan, cols));
@@ -334,7 +497,11 @@ impl<'a> QueryPlanner<'a> {
                     i += 1;
                 }
             }
-            let how = if on.is_empty() { JoinType::Cross } else { JoinType::Inner };
+            let how = if on.is_empty() {
+                JoinType::Cross
+            } else {
+                JoinType::Inner
+            };
             let (joined, _) = join_on(plan, &cols, right, &rcols, on, how)?;
             plan = joined;
             cols.extend(rcols);
@@ -342,15 +509,23 @@ impl<'a> QueryPlanner<'a> {
         Ok((Arc::unwrap_or_clone(plan), scope, converted))
     }
 
-    fn plan_select(&mut self, s: &ast::Select, order_by: &[&ast::OrderByExpr]) -> Result<LogicalPlan> {
-        let conjuncts: Vec<ast::Expr> = s.selection.iter().flat_map(split_sql_conjunction).collect();
+    fn plan_select(
+        &mut self,
+        s: &ast::Select,
+        order_by: &[&ast::OrderByExpr],
+    ) -> Result<LogicalPlan> {
+        let conjuncts: Vec<ast::Expr> =
+            s.selection.iter().flat_map(split_sql_conjunction).collect();
         let (mut plan, scope, conjuncts) = if s.from.is_empty() {
             return Err(SlothError::unsupported("SELECT without FROM"));
         } else {
             self.plan_from(&s.from, conjuncts)?
         };
         if let Some(p) = Expr::conjunction(conjuncts) {
-            plan = LogicalPlan::Filter { input: Arc::new(plan), predicate: p };
+            plan = LogicalPlan::Filter {
+                input: Arc::new(plan),
+                predicate: p,
+            };
         }
 
         // Select items with output names.
@@ -365,7 +540,9 @@ impl<'a> QueryPlanner<'a> {
                     };
                     items.push((convert(e, &scope)?, name));
                 }
-                SelectItem::ExprWithAlias { expr, alias } => items.push((convert(expr, &scope)?, ident(alias))),
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push((convert(expr, &scope)?, ident(alias)))
+                }
                 SelectItem::Wildcard(_) => {
                     for c in &scope.columns {
                         items.push((col(c.internal.as_str()), c.name.clone()));
@@ -396,7 +573,9 @@ impl<'a> QueryPlanner<'a> {
         let mut sort_exprs: Vec<(Expr, &ast::OrderByExpr)> = Vec::new();
         for o in order_by {
             let e = if let Some(i) = ordinal(&o.expr) {
-                let (_, name) = items.get(i).ok_or_else(|| SlothError::plan(format!("ORDER BY position {} is out of range", i + 1)))?;
+                let (_, name) = items.get(i).ok_or_else(|| {
+                    SlothError::plan(format!("ORDER BY position {} is out of range", i + 1))
+                })?;
                 Expr::Column(format!("\u{0}{name}"))
             } else if let Some((_, name)) = match &o.expr {
                 ast::Expr::Identifier(i) => items.iter().find(|(_, n)| *n == ident(i)),
@@ -418,13 +597,19 @@ impl<'a> QueryPlanner<'a> {
                 .iter()
                 .map(|g| {
                     if let Some(i) = ordinal(g) {
-                        return items.get(i).map(|(e, _)| e.clone()).ok_or_else(|| SlothError::plan(format!("GROUP BY position {} is out of range", i + 1)));
+                        return items.get(i).map(|(e, _)| e.clone()).ok_or_else(|| {
+                            SlothError::plan(format!("GROUP BY position {} is out of range", i + 1))
+                        });
                     }
                     match convert(g, &scope) {
                         Ok(e) => Ok(e),
                         // GROUP BY an output alias.
                         Err(err) => match g {
-                            ast::Expr::Identifier(i) => items.iter().find(|(_, n)| *n == ident(i)).map(|(e, _)| e.clone()).ok_or(err),
+                            ast::Expr::Identifier(i) => items
+                                .iter()
+                                .find(|(_, n)| *n == ident(i))
+                                .map(|(e, _)| e.clone())
+                                .ok_or(err),
                             _ => Err(err),
                         },
                     }
@@ -462,23 +647,43 @@ impl<'a> QueryPlanner<'a> {
                 }
                 Ok(out)
             };
-            let new_items = items.iter().map(|(e, n)| Ok((rewrite(e)?, n.clone()))).collect::<Result<Vec<_>>>()?;
+            let new_items = items
+                .iter()
+                .map(|(e, n)| Ok((rewrite(e)?, n.clone())))
+                .collect::<Result<Vec<_>>>()?;
             let new_having = having.as_ref().map(&rewrite).transpose()?;
-            let new_sorts = sort_exprs.iter().map(|(e, o)| Ok((rewrite(e)?, *o))).collect::<Result<Vec<_>>>()?;
+            let new_sorts = sort_exprs
+                .iter()
+                .map(|(e, o)| Ok((rewrite(e)?, *o)))
+                .collect::<Result<Vec<_>>>()?;
             plan = LogicalPlan::Aggregate {
                 input: Arc::new(plan),
-                keys: keys.into_iter().zip(&key_names).map(|(k, n)| k.alias(n.as_str())).collect(),
-                aggs: aggs.into_iter().zip(&agg_names).map(|(a, n)| a.alias(n.as_str())).collect(),
+                keys: keys
+                    .into_iter()
+                    .zip(&key_names)
+                    .map(|(k, n)| k.alias(n.as_str()))
+                    .collect(),
+                aggs: aggs
+                    .into_iter()
+                    .zip(&agg_names)
+                    .map(|(a, n)| a.alias(n.as_str()))
+                    .collect(),
             };
             if let Some(h) = new_having {
-                plan = LogicalPlan::Filter { input: Arc::new(plan), predicate: h };
+                plan = LogicalPlan::Filter {
+                    input: Arc::new(plan),
+                    predicate: h,
+                };
             }
             items = new_items;
             sort_exprs = new_sorts;
         }
 
         // Projection, with hidden sort columns where ORDER BY needs them.
-        let mut exprs: Vec<Expr> = items.iter().map(|(e, n)| e.clone().alias(n.as_str())).collect();
+        let mut exprs: Vec<Expr> = items
+            .iter()
+            .map(|(e, n)| e.clone().alias(n.as_str()))
+            .collect();
         let mut keys = Vec::new();
         let mut hidden = 0;
         for (e, o) in sort_exprs {
@@ -496,19 +701,32 @@ impl<'a> QueryPlanner<'a> {
             };
             keys.push(sort_key(key, o));
         }
-        plan = LogicalPlan::Project { input: Arc::new(plan), exprs };
+        plan = LogicalPlan::Project {
+            input: Arc::new(plan),
+            exprs,
+        };
         if s.distinct.is_some() {
             if hidden > 0 {
-                return Err(SlothError::plan("with SELECT DISTINCT, ORDER BY expressions must appear in the select list"));
+                return Err(SlothError::plan(
+                    "with SELECT DISTINCT, ORDER BY expressions must appear in the select list",
+                ));
             }
-            plan = LogicalPlan::Distinct { input: Arc::new(plan) };
+            plan = LogicalPlan::Distinct {
+                input: Arc::new(plan),
+            };
         }
         if !keys.is_empty() {
-            plan = LogicalPlan::Sort { input: Arc::new(plan), by: keys };
+            plan = LogicalPlan::Sort {
+                input: Arc::new(plan),
+                by: keys,
+            };
         }
         if hidden > 0 {
             let visible = items.iter().map(|(_, n)| col(n.as_str())).collect();
-            plan = LogicalPlan::Project { input: Arc::new(plan), exprs: visible };
+            plan = LogicalPlan::Project {
+                input: Arc::new(plan),
+                exprs: visible,
+            };
         }
         Ok(plan)
     }
@@ -521,7 +739,11 @@ fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
         Some(first) => !first,
         None => !descending,
     };
-    SortKey { expr, descending, nulls_last }
+    SortKey {
+        expr,
+        descending,
+        nulls_last,
+    }
 }
 
 fn ordinal(e: &ast::Expr) -> Option<usize> {
@@ -536,12 +758,24 @@ fn ordinal(e: &ast::Expr) -> Option<usize> {
 
 fn split_sql_conjunction(e: &ast::Expr) -> Vec<ast::Expr> {
     match e {
-        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::And, right } => {
+        ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::And,
+            right,
+        } => {
             let mut v = split_sql_conjunction(left);
             v.extend(split_sql_conjunction(right));
             v
         }
-        ast::Expr::Nested(inner) if matches!(inner.as_ref(), ast::Expr::BinaryOp { op: ast::BinaryOperator::And, .. }) => {
+        ast::Expr::Nested(inner)
+            if matches!(
+                inner.as_ref(),
+                ast::Expr::BinaryOp {
+                    op: ast::BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
             split_sql_conjunction(inner)
         }
         e => vec![e.clone()],
@@ -554,7 +788,11 @@ fn split_sql_conjunction(e: &ast::Expr) -> Vec<ast::Expr> {
 fn factor_or(e: Expr) -> Vec<Expr> {
     fn disjuncts(e: Expr) -> Vec<Expr> {
         match e {
-            Expr::Binary { left, op: Operator::Or, right } => {
+            Expr::Binary {
+                left,
+                op: Operator::Or,
+                right,
+            } => {
                 let mut v = disjuncts(*left);
                 v.extend(disjuncts(*right));
                 v
@@ -562,20 +800,34 @@ fn factor_or(e: Expr) -> Vec<Expr> {
             e => vec![e],
         }
     }
-    let branches: Vec<Vec<Expr>> = disjuncts(e.clone()).into_iter().map(|d| d.split_conjunction()).collect();
+    let branches: Vec<Vec<Expr>> = disjuncts(e.clone())
+        .into_iter()
+        .map(|d| d.split_conjunction())
+        .collect();
     if branches.len() < 2 {
         return vec![e];
     }
-    let common: Vec<Expr> = branches[0].iter().filter(|c| branches[1..].iter().all(|b| b.contains(c))).cloned().collect();
+    let common: Vec<Expr> = branches[0]
+        .iter()
+        .filter(|c| branches[1..].iter().all(|b| b.contains(c)))
+        .cloned()
+        .collect();
     if common.is_empty() {
         return vec![e];
     }
     let rest: Vec<Expr> = branches
         .into_iter()
-        .map(|b| Expr::conjunction(b.into_iter().filter(|c| !common.contains(c))).unwrap_or(crate::expr::lit(true)))
+        .map(|b| {
+            Expr::conjunction(b.into_iter().filter(|c| !common.contains(c)))
+                .unwrap_or(crate::expr::lit(true))
+        })
         .collect();
     let mut out = common;
-    out.push(rest.into_iter().reduce(|a, b| a.or(b)).expect("two or more branches"));
+    out.push(
+        rest.into_iter()
+            .reduce(|a, b| a.or(b))
+            .expect("two or more branches"),
+    );
     out
 }
 
@@ -595,7 +847,14 @@ fn dedupe_names(items: &mut [(Expr, String)]) {
 /// `a = b` with `a` over `left` columns only and `b` over `right` only (or
 /// swapped): returns `(left_expr, right_expr)`.
 fn equi_pair(e: &Expr, left: &HashSet<String>, right: &HashSet<String>) -> Option<(Expr, Expr)> {
-    let Expr::Binary { left: a, op: Operator::Eq, right: b } = e else { return None };
+    let Expr::Binary {
+        left: a,
+        op: Operator::Eq,
+        right: b,
+    } = e
+    else {
+        return None;
+    };
     let within = |x: &Expr, cols: &HashSet<String>| {
         let c = x.columns();
         !c.is_empty() && c.iter().all(|n| cols.contains(n))
@@ -644,23 +903,36 @@ fn join_on(
     // A condition on one side only filters that side's candidates; for the
     // preserved side of an outer join it would change which rows are kept, so
     // it stays a residual there (unsupported below).
-    let preserves_left = matches!(how, JoinType::Left | JoinType::Full | JoinType::Semi | JoinType::Anti);
+    let preserves_left = matches!(
+        how,
+        JoinType::Left | JoinType::Full | JoinType::Semi | JoinType::Anti
+    );
     let preserves_right = matches!(how, JoinType::Right | JoinType::Full);
     if let Some(p) = Expr::conjunction(right_only.clone()) {
         if preserves_right {
             residual.extend(right_only);
         } else {
-            right = Arc::new(LogicalPlan::Filter { input: right, predicate: p });
+            right = Arc::new(LogicalPlan::Filter {
+                input: right,
+                predicate: p,
+            });
         }
     }
     if let Some(p) = Expr::conjunction(left_only.clone()) {
         if preserves_left {
             residual.extend(left_only);
         } else {
-            left = Arc::new(LogicalPlan::Filter { input: left, predicate: p });
+            left = Arc::new(LogicalPlan::Filter {
+                input: left,
+                predicate: p,
+            });
         }
     }
-    let how = if how == JoinType::Cross && !left_on.is_empty() { JoinType::Inner } else { how };
+    let how = if how == JoinType::Cross && !left_on.is_empty() {
+        JoinType::Inner
+    } else {
+        how
+    };
     if how != JoinType::Inner && how != JoinType::Cross && !residual.is_empty() {
         return Err(SlothError::unsupported(format!(
             "{how:?} join condition '{}' that is not an equality between the two sides",
@@ -669,11 +941,25 @@ fn join_on(
     }
     if how != JoinType::Cross && left_on.is_empty() {
         if how == JoinType::Inner {
-            let j = LogicalPlan::Join { left, right, left_on, right_on, how: JoinType::Cross };
+            let j = LogicalPlan::Join {
+                left,
+                right,
+                left_on,
+                right_on,
+                how: JoinType::Cross,
+            };
             return Ok((Arc::new(j), Expr::conjunction(residual)));
         }
-        return Err(SlothError::unsupported(format!("{how:?} join without an equality condition")));
+        return Err(SlothError::unsupported(format!(
+            "{how:?} join without an equality condition"
+        )));
     }
-    let j = LogicalPlan::Join { left, right, left_on, right_on, how };
+    let j = LogicalPlan::Join {
+        left,
+        right,
+        left_on,
+        right_on,
+        how,
+    };
     Ok((Arc::new(j), Expr::conjunction(residual)))
 }

@@ -10,7 +10,10 @@ use sloth::prelude::*;
 
 /// Splits a batch into batches of `size` rows, to exercise multi-batch paths.
 pub fn split(batch: &RecordBatch, size: usize) -> Vec<RecordBatch> {
-    (0..batch.num_rows()).step_by(size).map(|s| batch.slice(s, size.min(batch.num_rows() - s))).collect()
+    (0..batch.num_rows())
+        .step_by(size)
+        .map(|s| batch.slice(s, size.min(batch.num_rows() - s)))
+        .collect()
 }
 
 /// A frame over `batch` cut into 2-row batches.
@@ -30,9 +33,22 @@ pub fn rows_of(df: &DataFrame) -> Vec<String> {
     let fmt: Vec<_> = b
         .columns()
         .iter()
-        .map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &arrow::util::display::FormatOptions::default().with_null("null")).unwrap())
+        .map(|c| {
+            arrow::util::display::ArrayFormatter::try_new(
+                c.as_ref(),
+                &arrow::util::display::FormatOptions::default().with_null("null"),
+            )
+            .unwrap()
+        })
         .collect();
-    (0..b.num_rows()).map(|r| fmt.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join("|")).collect()
+    (0..b.num_rows())
+        .map(|r| {
+            fmt.iter()
+                .map(|f| f.value(r).to_string())
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
 }
 
 /// Rows sorted, for results whose order is unspecified.
@@ -46,23 +62,87 @@ pub fn sorted_rows(lf: &LazyFrame) -> Vec<String> {
 /// k (Utf8), g (Int32), x (Int64), f (Float64), d (Date32), m (Decimal128(10,2)), b (Boolean).
 pub fn people() -> RecordBatch {
     RecordBatch::try_from_iter(vec![
-        ("k", Arc::new(StringArray::from(vec![Some("a"), Some("b"), Some("a"), None, Some("b"), Some("c")])) as ArrayRef),
-        ("g", Arc::new(Int32Array::from(vec![Some(1), Some(2), Some(1), Some(2), None, Some(3)])) as ArrayRef),
-        ("x", Arc::new(Int64Array::from(vec![Some(10), Some(20), None, Some(40), Some(50), Some(60)])) as ArrayRef),
-        ("f", Arc::new(Float64Array::from(vec![Some(1.5), None, Some(2.5), Some(4.0), Some(5.0), Some(-1.0)])) as ArrayRef),
+        (
+            "k",
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                Some("b"),
+                Some("a"),
+                None,
+                Some("b"),
+                Some("c"),
+            ])) as ArrayRef,
+        ),
+        (
+            "g",
+            Arc::new(Int32Array::from(vec![
+                Some(1),
+                Some(2),
+                Some(1),
+                Some(2),
+                None,
+                Some(3),
+            ])) as ArrayRef,
+        ),
+        (
+            "x",
+            Arc::new(Int64Array::from(vec![
+                Some(10),
+                Some(20),
+                None,
+                Some(40),
+                Some(50),
+                Some(60),
+            ])) as ArrayRef,
+        ),
+        (
+            "f",
+            Arc::new(Float64Array::from(vec![
+                Some(1.5),
+                None,
+                Some(2.5),
+                Some(4.0),
+                Some(5.0),
+                Some(-1.0),
+            ])) as ArrayRef,
+        ),
         (
             "d",
-            Arc::new(Date32Array::from(vec![Some(0), Some(31), Some(59), None, Some(365), Some(10_000)])) as ArrayRef,
+            Arc::new(Date32Array::from(vec![
+                Some(0),
+                Some(31),
+                Some(59),
+                None,
+                Some(365),
+                Some(10_000),
+            ])) as ArrayRef,
         ),
         (
             "m",
             Arc::new(
-                Decimal128Array::from(vec![Some(1050), Some(2025), Some(-300), Some(1), None, Some(99999)])
-                    .with_precision_and_scale(10, 2)
-                    .unwrap(),
+                Decimal128Array::from(vec![
+                    Some(1050),
+                    Some(2025),
+                    Some(-300),
+                    Some(1),
+                    None,
+                    Some(99999),
+                ])
+                .with_precision_and_scale(10, 2)
+                .unwrap(),
             ) as ArrayRef,
         ),
-        ("b", Arc::new(BooleanArray::from(vec![Some(true), Some(false), None, Some(true), Some(false), Some(true)])) as ArrayRef),
+        (
+            "b",
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                Some(false),
+                None,
+                Some(true),
+                Some(false),
+                Some(true),
+            ])) as ArrayRef,
+        ),
     ])
     .unwrap()
 }

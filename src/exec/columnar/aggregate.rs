@@ -45,7 +45,11 @@ pub fn hash_aggregate(
     schema: &SchemaRef,
 ) -> Result<Vec<RecordBatch>> {
     let key_types: Vec<DataType> = keys.iter().map(|k| k.data_type.clone()).collect();
-    let encoder = if keys.is_empty() { None } else { Some(KeyEncoder::new(&key_types)?) };
+    let encoder = if keys.is_empty() {
+        None
+    } else {
+        Some(KeyEncoder::new(&key_types)?)
+    };
     let arg_types: Vec<Vec<DataType>> = aggs
         .iter()
         .map(|a| {
@@ -57,28 +61,61 @@ pub fn hash_aggregate(
     let prepared: Vec<Prepared> = input
         .par_iter()
         .map(|batch| {
-            let key_arrays = keys.iter().map(|k| evaluate_array(k, batch)).collect::<Result<Vec<_>>>()?;
+            let key_arrays = keys
+                .iter()
+                .map(|k| evaluate_array(k, batch))
+                .collect::<Result<Vec<_>>>()?;
             let mut hashes = Vec::new();
-            let encoded = encoder.as_ref().map(|e| e.encode(&key_arrays, &mut hashes)).transpose()?;
+            let encoded = encoder
+                .as_ref()
+                .map(|e| e.encode(&key_arrays, &mut hashes))
+                .transpose()?;
             let args = aggs
                 .iter()
                 .zip(&arg_types)
                 .map(|(a, types)| {
-                    let values = a.args.iter().map(|e| evaluate_array(e, batch)).collect::<Result<Vec<_>>>()?;
+                    let values = a
+                        .args
+                        .iter()
+                        .map(|e| evaluate_array(e, batch))
+                        .collect::<Result<Vec<_>>>()?;
                     accumulators::cast_inputs(&values, types)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            Ok(Prepared { keys: key_arrays, encoded, hashes, args, rows: batch.num_rows() })
+            Ok(Prepared {
+                keys: key_arrays,
+                encoded,
+                hashes,
+                args,
+                rows: batch.num_rows(),
+            })
         })
         .collect::<Result<_>>()?;
 
     let total: usize = prepared.iter().map(|p| p.rows).sum();
-    let partitions = if encoder.is_none() || total < PARALLEL_ROWS { 1 } else { rayon::current_num_threads().max(1) };
+    let partitions = if encoder.is_none() || total < PARALLEL_ROWS {
+        1
+    } else {
+        rayon::current_num_threads().max(1)
+    };
     let outputs: Vec<RecordBatch> = (0..partitions)
         .into_par_iter()
-        .map(|p| aggregate_partition(&prepared, encoder.as_ref(), aggs, &arg_types, schema, p, partitions))
+        .map(|p| {
+            aggregate_partition(
+                &prepared,
+                encoder.as_ref(),
+                aggs,
+                &arg_types,
+                schema,
+                p,
+                partitions,
+            )
+        })
         .collect::<Result<_>>()?;
-    Ok(outputs.into_iter().filter(|b| b.num_rows() > 0 || keys.is_empty()).collect())
+    Ok(outputs
+        .into_iter()
+        .filter(|b| b.num_rows() > 0 || keys.is_empty())
+        .collect())
 }
 
 fn aggregate_partition(
@@ -130,7 +167,8 @@ fn aggregate_partition(
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     let num_keys = schema.fields().len() - aggs.len();
     for k in 0..num_keys {
-        let sources: Vec<&dyn arrow::array::Array> = prepared.iter().map(|p| p.keys[k].as_ref()).collect();
+        let sources: Vec<&dyn arrow::array::Array> =
+            prepared.iter().map(|p| p.keys[k].as_ref()).collect();
         columns.push(if first_rows.is_empty() {
             new_null_array(schema.field(k).data_type(), 0)
         } else {
@@ -139,8 +177,16 @@ fn aggregate_partition(
     }
     for (acc, field) in accs.iter_mut().zip(&schema.fields()[num_keys..]) {
         let a = acc.finish(num_groups)?;
-        columns.push(if a.data_type() == field.data_type() { a } else { arrow::compute::cast(&a, field.data_type())? });
+        columns.push(if a.data_type() == field.data_type() {
+            a
+        } else {
+            arrow::compute::cast(&a, field.data_type())?
+        });
     }
     let options = RecordBatchOptions::new().with_row_count(Some(num_groups));
-    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &options,
+    )?)
 }

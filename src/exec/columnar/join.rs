@@ -64,8 +64,16 @@ pub fn hash_join(
     };
     let plan = Plan {
         probe_is_left,
-        probe_outer: if probe_is_left { left_preserved } else { right_preserved },
-        build_outer: if probe_is_left { right_preserved } else { left_preserved },
+        probe_outer: if probe_is_left {
+            left_preserved
+        } else {
+            right_preserved
+        },
+        build_outer: if probe_is_left {
+            right_preserved
+        } else {
+            left_preserved
+        },
         left_only: match how {
             JoinType::Semi => Some(true),
             JoinType::Anti => Some(false),
@@ -73,16 +81,33 @@ pub fn hash_join(
         },
     };
     let (build, build_schema, probe, probe_schema, build_keys, probe_keys) = if build_left {
-        (left, left_schema, right, right_schema, left_keys, right_keys)
+        (
+            left,
+            left_schema,
+            right,
+            right_schema,
+            left_keys,
+            right_keys,
+        )
     } else {
-        (right, right_schema, left, left_schema, right_keys, left_keys)
+        (
+            right,
+            right_schema,
+            left,
+            left_schema,
+            right_keys,
+            left_keys,
+        )
     };
     let build = concat_batches(&build_schema, &build)?;
 
     // Build: chain rows per key, first row first.
     let key_types: Vec<DataType> = build_keys.iter().map(|k| k.data_type.clone()).collect();
     let encoder = KeyEncoder::new(&key_types)?;
-    let build_key_arrays = build_keys.iter().map(|k| evaluate_array(k, &build)).collect::<Result<Vec<_>>>()?;
+    let build_key_arrays = build_keys
+        .iter()
+        .map(|k| evaluate_array(k, &build))
+        .collect::<Result<Vec<_>>>()?;
     let mut hashes = Vec::new();
     let encoded = encoder.encode(&build_key_arrays, &mut hashes)?;
     let mut table = GroupTable::new(&encoder);
@@ -99,23 +124,31 @@ pub fn hash_join(
         next[i] = head[g];
         head[g] = i as u32;
     }
-    let matched: Vec<AtomicBool> = if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
-        (0..build.num_rows()).map(|_| AtomicBool::new(false)).collect()
-    } else {
-        Vec::new()
-    };
+    let matched: Vec<AtomicBool> =
+        if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
+            (0..build.num_rows())
+                .map(|_| AtomicBool::new(false))
+                .collect()
+        } else {
+            Vec::new()
+        };
 
     // Probe in parallel, one output batch per probe batch.
     let mut out: Vec<RecordBatch> = probe
         .par_iter()
         .map(|batch| {
-            let keys = probe_keys.iter().map(|k| evaluate_array(k, batch)).collect::<Result<Vec<_>>>()?;
+            let keys = probe_keys
+                .iter()
+                .map(|k| evaluate_array(k, batch))
+                .collect::<Result<Vec<_>>>()?;
             let mut hashes = Vec::new();
             let encoded_probe = encoder.encode(&keys, &mut hashes)?;
             let mut probe_idx: Vec<u32> = Vec::new();
             let mut build_idx: Vec<u32> = Vec::new();
             for (i, &h) in hashes.iter().enumerate() {
-                let mut b = table.find(&encoded_probe, h, i).map_or(NONE, |g| head[g as usize]);
+                let mut b = table
+                    .find(&encoded_probe, h, i)
+                    .map_or(NONE, |g| head[g as usize]);
                 let hit = b != NONE;
                 match plan.left_only {
                     Some(semi) if plan.probe_is_left => {
@@ -167,8 +200,9 @@ pub fn hash_join(
         _ => None,
     };
     if let Some(want) = wanted {
-        let rows: Vec<u32> =
-            (0..build.num_rows() as u32).filter(|&i| matched[i as usize].load(Ordering::Relaxed) == want).collect();
+        let rows: Vec<u32> = (0..build.num_rows() as u32)
+            .filter(|&i| matched[i as usize].load(Ordering::Relaxed) == want)
+            .collect();
         if !rows.is_empty() {
             let batch = if plan.left_only.is_some() {
                 gather(schema, Some((&build, &rows)), None)?
@@ -189,7 +223,11 @@ fn indices(idx: &[u32]) -> UInt32Array {
 }
 
 fn take_all(batch: &RecordBatch, idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
-    batch.columns().iter().map(|c| Ok(take(c.as_ref(), idx, None)?)).collect()
+    batch
+        .columns()
+        .iter()
+        .map(|c| Ok(take(c.as_ref(), idx, None)?))
+        .collect()
 }
 
 fn gather(
@@ -204,7 +242,11 @@ fn gather(
         columns.extend(take_all(batch, &indices(idx))?);
     }
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
-    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &options,
+    )?)
 }
 
 fn gather_pair(
@@ -223,12 +265,18 @@ fn gather_pair(
 }
 
 /// Every pair of rows, left-major.
-pub fn cross_join(left: &[RecordBatch], right: &[RecordBatch], schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+pub fn cross_join(
+    left: &[RecordBatch],
+    right: &[RecordBatch],
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
     let mut out = Vec::new();
     for l in left {
         for r in right {
             let (nl, nr) = (l.num_rows() as u32, r.num_rows() as u32);
-            let li: Vec<u32> = (0..nl).flat_map(|i| std::iter::repeat_n(i, nr as usize)).collect();
+            let li: Vec<u32> = (0..nl)
+                .flat_map(|i| std::iter::repeat_n(i, nr as usize))
+                .collect();
             let ri: Vec<u32> = (0..nl).flat_map(|_| 0..nr).collect();
             out.push(gather(schema, Some((l, &li)), Some((r, &ri)))?);
         }

@@ -16,17 +16,36 @@ pub use pipeline::run_pipeline;
 pub use sort::{slice, sort};
 
 /// Runs one operator over its already computed inputs.
-pub fn run_operator(plan: &PhysicalPlan, mut inputs: Vec<Vec<RecordBatch>>) -> Result<Vec<RecordBatch>> {
+pub fn run_operator(
+    plan: &PhysicalPlan,
+    mut inputs: Vec<Vec<RecordBatch>>,
+) -> Result<Vec<RecordBatch>> {
     let mut input = || std::mem::take(&mut inputs[0]);
     match plan {
-        PhysicalPlan::Scan { source, projection, filters, metrics, .. } => {
+        PhysicalPlan::Scan {
+            source,
+            projection,
+            filters,
+            metrics,
+            ..
+        } => {
             let batches = source.read(projection.as_deref(), filters, metrics)?;
             let stages: Vec<Stage> = filters.iter().cloned().map(Stage::Filter).collect();
             run_pipeline(batches, &stages)
         }
         PhysicalPlan::Pipeline { stages, .. } => run_pipeline(input(), stages),
-        PhysicalPlan::HashAggregate { keys, aggs, schema, .. } => hash_aggregate(input(), keys, aggs, schema),
-        PhysicalPlan::HashJoin { left, right, left_keys, right_keys, how, build_side, schema } => {
+        PhysicalPlan::HashAggregate {
+            keys, aggs, schema, ..
+        } => hash_aggregate(input(), keys, aggs, schema),
+        PhysicalPlan::HashJoin {
+            left,
+            right,
+            left_keys,
+            right_keys,
+            how,
+            build_side,
+            schema,
+        } => {
             let right_batches = inputs.pop().unwrap_or_default();
             let left_batches = inputs.pop().unwrap_or_default();
             hash_join(
@@ -44,7 +63,11 @@ pub fn run_operator(plan: &PhysicalPlan, mut inputs: Vec<Vec<RecordBatch>>) -> R
             let left = inputs.pop().unwrap_or_default();
             cross_join(&left, &right, schema)
         }
-        PhysicalPlan::Sort { keys, limit, input: child } => sort(input(), &child.schema(), keys, *limit),
+        PhysicalPlan::Sort {
+            keys,
+            limit,
+            input: child,
+        } => sort(input(), &child.schema(), keys, *limit),
         PhysicalPlan::Slice { offset, len, .. } => Ok(slice(input(), *offset, *len)),
         PhysicalPlan::Union { schema, .. } => {
             let mut out = Vec::new();
@@ -55,7 +78,11 @@ pub fn run_operator(plan: &PhysicalPlan, mut inputs: Vec<Vec<RecordBatch>>) -> R
                         .iter()
                         .zip(schema.fields())
                         .map(|(c, f)| {
-                            if c.data_type() == f.data_type() { Ok(c.clone()) } else { arrow::compute::cast(c, f.data_type()) }
+                            if c.data_type() == f.data_type() {
+                                Ok(c.clone())
+                            } else {
+                                arrow::compute::cast(c, f.data_type())
+                            }
                         })
                         .collect::<Result<Vec<_>, _>>()?;
                     out.push(RecordBatch::try_new(schema.clone(), cols)?);

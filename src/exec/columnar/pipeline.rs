@@ -16,8 +16,10 @@ pub fn run_pipeline(batches: Vec<RecordBatch>, stages: &[Stage]) -> Result<Vec<R
     if stages.is_empty() {
         return Ok(batches);
     }
-    let out: Vec<Option<RecordBatch>> =
-        batches.into_par_iter().map(|b| apply_stages(b, stages)).collect::<Result<_>>()?;
+    let out: Vec<Option<RecordBatch>> = batches
+        .into_par_iter()
+        .map(|b| apply_stages(b, stages))
+        .collect::<Result<_>>()?;
     Ok(out.into_iter().flatten().collect())
 }
 
@@ -35,7 +37,10 @@ fn apply_stages(mut batch: RecordBatch, stages: &[Stage]) -> Result<Option<Recor
                 }
             }
             Stage::Project(exprs, schema) => {
-                let columns = exprs.iter().map(|e| evaluate_array(e, &batch)).collect::<Result<Vec<_>>>()?;
+                let columns = exprs
+                    .iter()
+                    .map(|e| evaluate_array(e, &batch))
+                    .collect::<Result<Vec<_>>>()?;
                 let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
                 batch = RecordBatch::try_new_with_options(schema.clone(), columns, &options)?;
             }

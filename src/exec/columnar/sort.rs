@@ -1,6 +1,8 @@
 //! Sort (and top-k) and slicing.
 
-use arrow::compute::{SortColumn, SortOptions, concat_batches, lexsort_to_indices, take_record_batch};
+use arrow::compute::{
+    SortColumn, SortOptions, concat_batches, lexsort_to_indices, take_record_batch,
+};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
@@ -24,7 +26,12 @@ pub fn sort(
     }
     let columns = keys
         .iter()
-        .map(|(e, options)| Ok(SortColumn { values: evaluate_array(e, &all)?, options: Some(*options) }))
+        .map(|(e, options)| {
+            Ok(SortColumn {
+                values: evaluate_array(e, &all)?,
+                options: Some(*options),
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let limit = limit.map(|l| l.min(all.num_rows()));
     let indices = lexsort_to_indices(&columns, limit)?;
