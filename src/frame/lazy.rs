@@ -215,6 +215,7 @@ impl LazyFrame {
             left_on: left_on.clone(),
             right_on: right_on.clone(),
             how,
+            filter: None,
         });
         if !how.outputs_right() || how == JoinType::Full {
             return joined;

@@ -148,7 +148,8 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
             left_on,
             right_on,
             how,
-        } => push_join(left, right, left_on, right_on, *how, preds)?,
+            filter,
+        } => push_join(left, right, (left_on, right_on), *how, filter, preds)?,
         // Slice, Distinct: a barrier. Optimize below with nothing pushed.
         other => {
             let inputs = other
@@ -164,9 +165,9 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
 fn push_join(
     left: &Arc<LogicalPlan>,
     right: &Arc<LogicalPlan>,
-    left_on: &[Expr],
-    right_on: &[Expr],
+    (left_on, right_on): (&[Expr], &[Expr]),
     how: JoinType,
+    filter: &Option<Expr>,
     preds: Vec<Expr>,
 ) -> Result<LogicalPlan> {
     let (ls, rs) = (left.schema()?, right.schema()?);
@@ -246,6 +247,7 @@ fn push_join(
         left_on,
         right_on,
         how,
+        filter: filter.clone(),
     };
     Ok(wrap(join, keep))
 }

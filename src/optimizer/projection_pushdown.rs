@@ -143,16 +143,21 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
             left_on,
             right_on,
             how,
+            filter,
         } => {
             let (ls, rs) = (left.schema()?, right.schema()?);
-            let out = join_schema(&ls, &rs, *how);
+            // The pair layout: all left columns, then all right ones (as in
+            // an inner join); outputs and the join filter are named in it.
+            let out = join_schema(&ls, &rs, JoinType::Inner);
             let n_left = ls.fields().len();
             let mut lneed = BTreeSet::new();
             let mut rneed = BTreeSet::new();
             add_columns(&mut lneed, left_on);
             add_columns(&mut rneed, right_on);
+            let filter_cols: BTreeSet<String> = filter.iter().flat_map(|f| f.columns()).collect();
             for (i, f) in out.fields().iter().enumerate() {
-                if !wants(&needed, f.name()) {
+                let output = how.outputs_right() || i < n_left;
+                if !(output && wants(&needed, f.name())) && !filter_cols.contains(f.name()) {
                     continue;
                 }
                 if i < n_left {
@@ -162,7 +167,7 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
                 }
             }
             // Keep name clashes so the right side's suffixes stay the same.
-            if how.outputs_right() {
+            if how.outputs_right() || filter.is_some() {
                 for f in ls.fields() {
                     if rs.field_with_name(f.name()).is_ok() {
                         lneed.insert(f.name().clone());
@@ -181,6 +186,7 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
                 left_on: left_on.to_vec(),
                 right_on: right_on.to_vec(),
                 how: *how,
+                filter: filter.clone(),
             }
         }
         LogicalPlan::Union { inputs } => {

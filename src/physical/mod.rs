@@ -102,6 +102,8 @@ pub enum PhysicalPlan {
         how: JoinType,
         /// Which side the hash table is built on.
         build_side: BuildSide,
+        /// Condition on each candidate pair, over the inner-join layout.
+        filter: Option<PhysicalExpr>,
         /// Output schema.
         schema: SchemaRef,
     },
@@ -219,10 +221,12 @@ impl PhysicalPlan {
                 right_keys,
                 how,
                 build_side,
+                filter,
                 ..
             } => {
+                let filter = filter.as_ref().map(|f| format!(" filter={f}")).unwrap_or_default();
                 format!(
-                    "HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}",
+                    "HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}{filter}",
                     list(left_keys),
                     list(right_keys)
                 )

@@ -9,7 +9,7 @@ use super::expr::{PhysicalExpr, agg_output_type};
 use super::{AggregateExpr, BuildSide, PhysicalPlan, Stage};
 use crate::error::{Result, SlothError};
 use crate::expr::{Expr, common_type};
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{JoinType, LogicalPlan, join_schema};
 
 /// Plans `plan` for execution.
 pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
@@ -96,20 +96,33 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
             left,
             right,
             how: JoinType::Cross,
+            filter,
             ..
-        } => PhysicalPlan::CrossJoin {
-            left: Box::new(create_physical_plan(left)?),
-            right: Box::new(create_physical_plan(right)?),
-            schema,
-        },
+        } => {
+            let cross = PhysicalPlan::CrossJoin {
+                left: Box::new(create_physical_plan(left)?),
+                right: Box::new(create_physical_plan(right)?),
+                schema: schema.clone(),
+            };
+            match filter {
+                Some(f) => {
+                    let p = PhysicalExpr::compile(f, &schema)?;
+                    push_stage(cross, Stage::Filter(p), schema)
+                }
+                None => cross,
+            }
+        }
         LogicalPlan::Join {
             left,
             right,
             left_on,
             right_on,
             how,
+            filter,
         } => {
             let (ls, rs) = (left.schema()?, right.schema()?);
+            let pair = join_schema(&ls, &rs, JoinType::Inner);
+            let filter = filter.as_ref().map(|f| PhysicalExpr::compile(f, &pair)).transpose()?;
             let mut left_keys = Vec::new();
             let mut right_keys = Vec::new();
             for (l, r) in left_on.iter().zip(right_on) {
@@ -131,6 +144,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                 right_keys,
                 how: *how,
                 build_side: BuildSide::Smaller,
+                filter,
                 schema,
             }
         }

@@ -37,6 +37,7 @@ impl LogicalPlan {
                 left_on,
                 right_on,
                 how,
+                filter,
                 ..
             } => {
                 if *how == JoinType::Cross {
@@ -47,7 +48,11 @@ impl LogicalPlan {
                     .zip(right_on)
                     .map(|(l, r)| format!("{l} = {r}"))
                     .collect();
-                write!(f, "Join {how:?} on [{}]", on.join(", "))
+                write!(f, "Join {how:?} on [{}]", on.join(", "))?;
+                match filter {
+                    Some(p) => write!(f, " filter {p}"),
+                    None => Ok(()),
+                }
             }
             LogicalPlan::Sort { by, .. } => {
                 let keys: Vec<String> = by

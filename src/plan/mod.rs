@@ -117,6 +117,11 @@ pub enum LogicalPlan {
         right_on: Vec<Expr>,
         /// Join kind.
         how: JoinType,
+        /// Extra condition on each matching pair, over the columns of both
+        /// sides (named as in an inner join's output). A pair counts as a
+        /// match only if it holds: this is how `EXISTS` subqueries with
+        /// non-equality correlation (TPC-H Q21) are joined.
+        filter: Option<Expr>,
     },
     /// Order rows.
     Sort {
@@ -235,6 +240,7 @@ impl LogicalPlan {
                 left_on,
                 right_on,
                 how,
+                filter,
                 ..
             } => {
                 let left = next();
@@ -245,6 +251,7 @@ impl LogicalPlan {
                     left_on: left_on.clone(),
                     right_on: right_on.clone(),
                     how: *how,
+                    filter: filter.clone(),
                 }
             }
             LogicalPlan::Union { .. } => LogicalPlan::Union { inputs: new },
@@ -295,8 +302,16 @@ impl LogicalPlan {
                 right,
                 left_on,
                 right_on,
+                filter,
                 ..
             } => {
+                if let Some(f) = filter {
+                    let pair = join_schema(&*left.schema()?, &*right.schema()?, JoinType::Inner);
+                    let t = expr_field(f, &pair)?.data_type().clone();
+                    if t != arrow::datatypes::DataType::Boolean {
+                        return Err(SlothError::types(format!("join filter {f} is {t}, not Boolean")));
+                    }
+                }
                 if left_on.len() != right_on.len() {
                     return Err(SlothError::plan(format!(
                         "join has {} left keys but {} right keys",

@@ -947,6 +947,7 @@ fn join_on(
                 left_on,
                 right_on,
                 how: JoinType::Cross,
+                filter: None,
             };
             return Ok((Arc::new(j), Expr::conjunction(residual)));
         }
@@ -960,6 +961,7 @@ fn join_on(
         left_on,
         right_on,
         how,
+        filter: None,
     };
     Ok((Arc::new(j), Expr::conjunction(residual)))
 }

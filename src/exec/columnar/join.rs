@@ -16,11 +16,11 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::kernels::eval::evaluate_array;
+use crate::kernels::eval::{evaluate_array, evaluate_mask};
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::physical::BuildSide;
 use crate::physical::expr::PhysicalExpr;
-use crate::plan::JoinType;
+use crate::plan::{JoinType, join_schema};
 
 const NONE: u32 = u32::MAX;
 
@@ -48,6 +48,7 @@ pub fn hash_join(
     right_keys: &[PhysicalExpr],
     how: JoinType,
     build_side: BuildSide,
+    filter: Option<&PhysicalExpr>,
     schema: &SchemaRef,
 ) -> Result<Vec<RecordBatch>> {
     let build_left = match build_side {
@@ -80,6 +81,7 @@ pub fn hash_join(
             _ => None,
         },
     };
+    let pair_schema = join_schema(&left_schema, &right_schema, JoinType::Inner);
     let (build, build_schema, probe, probe_schema, build_keys, probe_keys) = if build_left {
         (
             left,
@@ -145,45 +147,64 @@ pub fn hash_join(
             let encoded_probe = encoder.encode(&keys, &mut hashes)?;
             let mut probe_idx: Vec<u32> = Vec::new();
             let mut build_idx: Vec<u32> = Vec::new();
+            // Semi/anti without a pair filter: the first key match decides.
+            let early = match plan.left_only {
+                Some(semi) if plan.probe_is_left && filter.is_none() => Some(semi),
+                _ => None,
+            };
             for (i, &h) in hashes.iter().enumerate() {
                 let mut b = table
                     .find(&encoded_probe, h, i)
                     .map_or(NONE, |g| head[g as usize]);
-                let hit = b != NONE;
-                match plan.left_only {
-                    Some(semi) if plan.probe_is_left => {
-                        if hit == semi {
-                            probe_idx.push(i as u32);
-                        }
-                        continue;
+                if let Some(semi) = early {
+                    if (b != NONE) == semi {
+                        probe_idx.push(i as u32);
                     }
-                    Some(_) => {
-                        while b != NONE {
-                            matched[b as usize].store(true, Ordering::Relaxed);
-                            b = next[b as usize];
-                        }
-                        continue;
-                    }
-                    None => {}
-                }
-                if !hit && plan.probe_outer {
-                    probe_idx.push(i as u32);
-                    build_idx.push(NONE);
+                    continue;
                 }
                 while b != NONE {
                     probe_idx.push(i as u32);
                     build_idx.push(b);
-                    if plan.build_outer {
-                        matched[b as usize].store(true, Ordering::Relaxed);
-                    }
                     b = next[b as usize];
                 }
             }
-            if plan.left_only.is_some() {
-                if !plan.probe_is_left {
-                    return Ok(None);
-                }
+            if early.is_some() {
                 return gather(schema, Some((batch, &probe_idx)), None).map(Some);
+            }
+            if let Some(f) = filter {
+                let pairs = gather_pair(&pair_schema, &plan, batch, &probe_idx, &build, &build_idx)?;
+                let mask = evaluate_mask(f, &pairs)?;
+                let keep: Vec<bool> = mask.values().iter().collect();
+                let mut k = keep.iter();
+                probe_idx.retain(|_| *k.next().expect("one flag per pair"));
+                let mut k = keep.iter();
+                build_idx.retain(|_| *k.next().expect("one flag per pair"));
+            }
+            if !matched.is_empty() {
+                for &b in &build_idx {
+                    matched[b as usize].store(true, Ordering::Relaxed);
+                }
+            }
+            let probe_hit = || {
+                let mut hit = vec![false; batch.num_rows()];
+                probe_idx.iter().for_each(|&p| hit[p as usize] = true);
+                hit
+            };
+            match plan.left_only {
+                Some(semi) if plan.probe_is_left => {
+                    let hit = probe_hit();
+                    let rows: Vec<u32> = (0..batch.num_rows() as u32).filter(|&i| hit[i as usize] == semi).collect();
+                    return gather(schema, Some((batch, &rows)), None).map(Some);
+                }
+                Some(_) => return Ok(None),
+                None => {}
+            }
+            if plan.probe_outer {
+                let hit = probe_hit();
+                for i in (0..batch.num_rows()).filter(|&i| !hit[i]) {
+                    probe_idx.push(i as u32);
+                    build_idx.push(NONE);
+                }
             }
             gather_pair(schema, &plan, batch, &probe_idx, &build, &build_idx).map(Some)
         })

@@ -44,6 +44,7 @@ pub fn run_operator(
             right_keys,
             how,
             build_side,
+            filter,
             schema,
         } => {
             let right_batches = inputs.pop().unwrap_or_default();
@@ -55,6 +56,7 @@ pub fn run_operator(
                 right_keys,
                 *how,
                 *build_side,
+                filter.as_ref(),
                 schema,
             )
         }
