@@ -224,7 +224,10 @@ impl PhysicalPlan {
                 filter,
                 ..
             } => {
-                let filter = filter.as_ref().map(|f| format!(" filter={f}")).unwrap_or_default();
+                let filter = filter
+                    .as_ref()
+                    .map(|f| format!(" filter={f}"))
+                    .unwrap_or_default();
                 format!(
                     "HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}{filter}",
                     list(left_keys),

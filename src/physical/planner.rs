@@ -122,7 +122,10 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
         } => {
             let (ls, rs) = (left.schema()?, right.schema()?);
             let pair = join_schema(&ls, &rs, JoinType::Inner);
-            let filter = filter.as_ref().map(|f| PhysicalExpr::compile(f, &pair)).transpose()?;
+            let filter = filter
+                .as_ref()
+                .map(|f| PhysicalExpr::compile(f, &pair))
+                .transpose()?;
             let mut left_keys = Vec::new();
             let mut right_keys = Vec::new();
             for (l, r) in left_on.iter().zip(right_on) {

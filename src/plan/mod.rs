@@ -309,7 +309,9 @@ impl LogicalPlan {
                     let pair = join_schema(&*left.schema()?, &*right.schema()?, JoinType::Inner);
                     let t = expr_field(f, &pair)?.data_type().clone();
                     if t != arrow::datatypes::DataType::Boolean {
-                        return Err(SlothError::types(format!("join filter {f} is {t}, not Boolean")));
+                        return Err(SlothError::types(format!(
+                            "join filter {f} is {t}, not Boolean"
+                        )));
                     }
                 }
                 if left_on.len() != right_on.len() {

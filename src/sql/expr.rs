@@ -13,6 +13,12 @@ use crate::expr::{AggFunc, Expr, ScalarFunc, ScalarValue, col, lit, parse_date32
 pub trait Resolver {
     /// `name` or `qualifier.name` → the plan's column name.
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String>;
+    /// A scalar subquery `(SELECT ...)` → an expression for its value.
+    fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
+        Err(SlothError::unsupported(format!(
+            "subquery '({q})' in this position"
+        )))
+    }
 }
 
 fn ident(i: &ast::Ident) -> String {
@@ -183,9 +189,10 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
         }
         ast::Expr::Interval(iv) => interval(iv)?,
         ast::Expr::Function(f) => function(f, r)?,
-        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::In { .. } => {
+        ast::Expr::Subquery(q) => r.scalar_subquery(q)?,
+        ast::Expr::Exists { .. } | ast::Expr::In { .. } => {
             return Err(SlothError::unsupported(format!(
-                "subqueries (in '{e}') are not supported yet"
+                "EXISTS / IN subqueries are supported as top-level WHERE conditions only (in '{e}')"
             )));
         }
         other => return Err(SlothError::unsupported(format!("expression '{other}'"))),

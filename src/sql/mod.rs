@@ -7,6 +7,7 @@
 
 mod expr;
 mod planner;
+mod subquery;
 
 use std::collections::BTreeMap;
 use std::path::Path;

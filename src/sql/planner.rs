@@ -5,6 +5,7 @@
 //! plan stays unambiguous. Comma joins are turned into inner equi-joins
 //! from the WHERE clause's equalities as the FROM items are combined.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use sqlparser::ast::{
 
 use super::SqlContext;
 use super::expr::{Resolver, convert};
+use super::subquery::{OUTER, SelectResolver, is_correlated, rename_columns};
 use crate::error::{Result, SlothError};
 use crate::expr::{Expr, Operator, col};
 use crate::plan::{JoinType, LogicalPlan, SortKey};
@@ -28,7 +30,7 @@ struct ScopeColumn {
 }
 
 #[derive(Default, Clone)]
-struct Scope {
+pub(super) struct Scope {
     columns: Vec<ScopeColumn>,
 }
 
@@ -59,7 +61,8 @@ impl Resolver for Scope {
 /// Plans queries against the tables of a [`SqlContext`].
 pub struct QueryPlanner<'a> {
     ctx: &'a SqlContext,
-    ctes: BTreeMap<String, Arc<LogicalPlan>>,
+    ctes: RefCell<BTreeMap<String, Arc<LogicalPlan>>>,
+    next_id: Cell<usize>,
 }
 
 /// A FROM item before naming: its plan and the qualifier its columns answer to.
@@ -158,20 +161,30 @@ impl<'a> QueryPlanner<'a> {
     pub fn new(ctx: &'a SqlContext) -> Self {
         QueryPlanner {
             ctx,
-            ctes: BTreeMap::new(),
+            ctes: RefCell::new(BTreeMap::new()),
+            next_id: Cell::new(0),
         }
     }
 
+    /// A fresh number for naming subquery columns.
+    pub(super) fn next_id(&self) -> usize {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        id
+    }
+
     /// Plans a full query (WITH, set operations, ORDER BY, LIMIT).
-    pub fn plan_query(&mut self, q: &ast::Query) -> Result<LogicalPlan> {
-        let saved = self.ctes.clone();
+    pub fn plan_query(&self, q: &ast::Query) -> Result<LogicalPlan> {
+        let saved = self.ctes.borrow().clone();
         if let Some(with) = &q.with {
             if with.recursive {
                 return Err(SlothError::unsupported("WITH RECURSIVE"));
             }
             for cte in &with.cte_tables {
                 let plan = self.plan_query(&cte.query)?;
-                self.ctes.insert(ident(&cte.alias.name), Arc::new(plan));
+                self.ctes
+                    .borrow_mut()
+                    .insert(ident(&cte.alias.name), Arc::new(plan));
             }
         }
         let order_by: Vec<&ast::OrderByExpr> = match &q.order_by {
@@ -213,11 +226,11 @@ impl<'a> QueryPlanner<'a> {
                 len: limit,
             };
         }
-        self.ctes = saved;
+        *self.ctes.borrow_mut() = saved;
         Ok(plan)
     }
 
-    fn plan_set_expr(&mut self, body: &SetExpr) -> Result<LogicalPlan> {
+    fn plan_set_expr(&self, body: &SetExpr) -> Result<LogicalPlan> {
         match body {
             SetExpr::Select(s) => self.plan_select(s, &[]),
             SetExpr::Query(q) => self.plan_query(q),
@@ -288,7 +301,7 @@ impl<'a> QueryPlanner<'a> {
         })
     }
 
-    fn factor(&mut self, f: &TableFactor) -> Result<Factor> {
+    fn factor(&self, f: &TableFactor) -> Result<Factor> {
         match f {
             TableFactor::Table {
                 name,
@@ -298,8 +311,9 @@ impl<'a> QueryPlanner<'a> {
             } => {
                 let table = name.0.last().map(|p| p.to_string()).unwrap_or_default();
                 let key = table.trim_matches('"').to_ascii_lowercase();
-                let plan = match self.ctes.get(&key) {
-                    Some(p) => p.clone(),
+                let cte = self.ctes.borrow().get(&key).cloned();
+                let plan = match cte {
+                    Some(p) => p,
                     None => Arc::new(self.ctx.table(&key)?.logical_plan().clone()),
                 };
                 Ok(Factor {
@@ -336,13 +350,9 @@ impl<'a> QueryPlanner<'a> {
         }
     }
 
-    /// Plans FROM: returns the joined plan, its scope, and the WHERE conjuncts
-    /// not consumed as join keys.
-    fn plan_from(
-        &mut self,
-        from: &[ast::TableWithJoins],
-        conjuncts: Vec<ast::Expr>,
-    ) -> Result<(LogicalPlan, Scope, Vec<Expr>)> {
+    /// Plans FROM's items (with their explicit joins) and the scope of
+    /// their columns; [`combine_items`] joins the items.
+    fn plan_from(&self, from: &[ast::TableWithJoins]) -> Result<(Vec<Item>, Scope)> {
         // 1. All factors, in order, to find clashing names.
         let mut factors: Vec<Factor> = Vec::new();
         for twj in from {
@@ -473,60 +483,74 @@ impl<'a> QueryPlanner<'a> {
             }
             items.push((plan, cols));
         }
-        // 4. Comma joins: combine items, taking join keys from WHERE equalities.
-        let mut items = items.into_iter();
-        let (mut plan, mut cols) = items.next().ok_or_else(|| SlothError::plan("empty FROM"))?;
-        let mut rest: Vec<(Arc<LogicalPlan>, HashSet<String>)> = items.collect();
-        let mut converted: Vec<Expr> = Vec::new();
-        for c in &conjuncts {
-            converted.extend(factor_or(convert(c, &scope)?));
-        }
-        while !rest.is_empty() {
-            // The first remaining item connected to what is joined so far.
-            let pick = rest
-                .iter()
-                .position(|(_, rc)| converted.iter().any(|e| equi_pair(e, &cols, rc).is_some()))
-                .unwrap_or(0);
-            let (right, rcols) = rest.remove(pick);
-            let mut on = Vec::new();
-            let mut i = 0;
-            while i < converted.len() {
-                if equi_pair(&converted[i], &cols, &rcols).is_some() {
-                    on.push(converted.remove(i));
-                } else {
-                    i += 1;
-                }
-            }
-            let how = if on.is_empty() {
-                JoinType::Cross
-            } else {
-                JoinType::Inner
-            };
-            let (joined, _) = join_on(plan, &cols, right, &rcols, on, how)?;
-            plan = joined;
-            cols.extend(rcols);
-        }
-        Ok((Arc::unwrap_or_clone(plan), scope, converted))
+        Ok((items, scope))
     }
 
-    fn plan_select(
-        &mut self,
+    fn plan_select(&self, s: &ast::Select, order_by: &[&ast::OrderByExpr]) -> Result<LogicalPlan> {
+        Ok(self.plan_select_inner(s, order_by, None)?.0)
+    }
+
+    /// Plans a SELECT. With `outer` (a subquery), conditions that read the
+    /// outer query's columns are returned instead of applied, with the inner
+    /// columns they use exposed as outputs `__c<i>`.
+    pub(super) fn plan_select_inner(
+        &self,
         s: &ast::Select,
         order_by: &[&ast::OrderByExpr],
-    ) -> Result<LogicalPlan> {
-        let conjuncts: Vec<ast::Expr> =
-            s.selection.iter().flat_map(split_sql_conjunction).collect();
-        let (mut plan, scope, conjuncts) = if s.from.is_empty() {
+        outer: Option<&Scope>,
+    ) -> Result<(LogicalPlan, Vec<Expr>)> {
+        if s.from.is_empty() {
             return Err(SlothError::unsupported("SELECT without FROM"));
-        } else {
-            self.plan_from(&s.from, conjuncts)?
+        }
+        let (from_items, scope) = self.plan_from(&s.from)?;
+        let resolver = SelectResolver {
+            planner: self,
+            scope: &scope,
+            outer,
+            pending: RefCell::new(vec![]),
         };
+        let scope_ref = &resolver;
+        let mut conjuncts = Vec::new();
+        let mut correlated = Vec::new();
+        for c in s.selection.iter().flat_map(split_sql_conjunction) {
+            if resolver.subquery_condition(&c)? {
+                continue;
+            }
+            for e in factor_or(convert(&c, scope_ref)?) {
+                if is_correlated(&e) {
+                    correlated.push(e)
+                } else {
+                    conjuncts.push(e)
+                }
+            }
+        }
+        let (plan, conjuncts) = combine_items(from_items, conjuncts)?;
+        let mut plan = resolver.apply_pending(plan);
         if let Some(p) = Expr::conjunction(conjuncts) {
             plan = LogicalPlan::Filter {
                 input: Arc::new(plan),
                 predicate: p,
             };
         }
+        // Inner columns that correlated conditions read, exposed as __c<i>.
+        let mut corr_cols: Vec<String> = Vec::new();
+        for c in &correlated {
+            for n in c.columns() {
+                if !n.starts_with(OUTER) && !corr_cols.contains(&n) {
+                    corr_cols.push(n);
+                }
+            }
+        }
+        let correlated: Vec<Expr> = correlated
+            .iter()
+            .map(|c| {
+                rename_columns(c, &|n| match corr_cols.iter().position(|x| x == n) {
+                    Some(i) => format!("__c{i}"),
+                    None => n.to_string(),
+                })
+            })
+            .collect();
+        let scope = scope_ref;
 
         // Select items with output names.
         let mut items: Vec<(Expr, String)> = Vec::new();
@@ -538,13 +562,13 @@ impl<'a> QueryPlanner<'a> {
                         ast::Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
                         other => other.to_string().to_ascii_lowercase(),
                     };
-                    items.push((convert(e, &scope)?, name));
+                    items.push((convert(e, scope)?, name));
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
-                    items.push((convert(expr, &scope)?, ident(alias)))
+                    items.push((convert(expr, scope)?, ident(alias)))
                 }
                 SelectItem::Wildcard(_) => {
-                    for c in &scope.columns {
+                    for c in &scope.scope.columns {
                         items.push((col(c.internal.as_str()), c.name.clone()));
                     }
                 }
@@ -552,7 +576,7 @@ impl<'a> QueryPlanner<'a> {
                     let q = kind.to_string().to_ascii_lowercase();
                     let q = q.trim_end_matches(".*").to_string();
                     let before = items.len();
-                    for c in scope.columns.iter().filter(|c| c.qualifier == q) {
+                    for c in scope.scope.columns.iter().filter(|c| c.qualifier == q) {
                         items.push((col(c.internal.as_str()), c.name.clone()));
                     }
                     if items.len() == before {
@@ -563,12 +587,16 @@ impl<'a> QueryPlanner<'a> {
             }
         }
         dedupe_names(&mut items);
+        let visible_items = items.len();
+        for (i, c) in corr_cols.iter().enumerate() {
+            items.push((col(c.as_str()), format!("__c{i}")));
+        }
 
         let group_exprs: Vec<&ast::Expr> = match &s.group_by {
             ast::GroupByExpr::Expressions(e, _) => e.iter().collect(),
             ast::GroupByExpr::All(_) => return Err(SlothError::unsupported("GROUP BY ALL")),
         };
-        let having = s.having.as_ref().map(|h| convert(h, &scope)).transpose()?;
+        let having = s.having.as_ref().map(|h| convert(h, scope)).transpose()?;
         // ORDER BY: output ordinals and aliases first, then expressions.
         let mut sort_exprs: Vec<(Expr, &ast::OrderByExpr)> = Vec::new();
         for o in order_by {
@@ -583,11 +611,14 @@ impl<'a> QueryPlanner<'a> {
             } {
                 Expr::Column(format!("\u{0}{name}"))
             } else {
-                convert(&o.expr, &scope)?
+                convert(&o.expr, scope)?
             };
             sort_exprs.push((e, o));
         }
 
+        // Joins for scalar subqueries of the select list / HAVING / ORDER BY
+        // come after the aggregation.
+        let late_pending: Vec<_> = resolver.pending.borrow_mut().drain(..).collect();
         let aggregate = !group_exprs.is_empty()
             || having.is_some()
             || items.iter().any(|(e, _)| e.contains_agg())
@@ -601,7 +632,7 @@ impl<'a> QueryPlanner<'a> {
                             SlothError::plan(format!("GROUP BY position {} is out of range", i + 1))
                         });
                     }
-                    match convert(g, &scope) {
+                    match convert(g, scope) {
                         Ok(e) => Ok(e),
                         // GROUP BY an output alias.
                         Err(err) => match g {
@@ -614,7 +645,9 @@ impl<'a> QueryPlanner<'a> {
                         },
                     }
                 })
-                .collect::<Result<_>>()?;
+                .collect::<Result<Vec<Expr>>>()?;
+            let mut keys = keys;
+            keys.extend(corr_cols.iter().map(|c| col(c.as_str())));
             let mut aggs: Vec<Expr> = Vec::new();
             let mut collect = |e: &Expr| {
                 e.visit(&mut |n| {
@@ -639,7 +672,11 @@ impl<'a> QueryPlanner<'a> {
                     None
                 });
                 for c in out.columns() {
-                    if !c.starts_with("__k") && !c.starts_with("__a") && !c.starts_with('\u{0}') {
+                    if !c.starts_with("__k")
+                        && !c.starts_with("__a")
+                        && !c.starts_with("__sq")
+                        && !c.starts_with('\u{0}')
+                    {
                         return Err(SlothError::plan(format!(
                             "column '{c}' must appear in GROUP BY or be used in an aggregate function"
                         )));
@@ -669,6 +706,8 @@ impl<'a> QueryPlanner<'a> {
                     .map(|(a, n)| a.alias(n.as_str()))
                     .collect(),
             };
+            resolver.pending.borrow_mut().extend(late_pending);
+            plan = resolver.apply_pending(plan);
             if let Some(h) = new_having {
                 plan = LogicalPlan::Filter {
                     input: Arc::new(plan),
@@ -677,6 +716,9 @@ impl<'a> QueryPlanner<'a> {
             }
             items = new_items;
             sort_exprs = new_sorts;
+        } else {
+            resolver.pending.borrow_mut().extend(late_pending);
+            plan = resolver.apply_pending(plan);
         }
 
         // Projection, with hidden sort columns where ORDER BY needs them.
@@ -722,14 +764,60 @@ impl<'a> QueryPlanner<'a> {
             };
         }
         if hidden > 0 {
-            let visible = items.iter().map(|(_, n)| col(n.as_str())).collect();
+            let visible = items
+                .iter()
+                .take(visible_items + corr_cols.len())
+                .map(|(_, n)| col(n.as_str()))
+                .collect();
             plan = LogicalPlan::Project {
                 input: Arc::new(plan),
                 exprs: visible,
             };
         }
-        Ok(plan)
+        if outer.is_none() && !correlated.is_empty() {
+            return Err(SlothError::plan(
+                "a correlated reference outside a subquery",
+            ));
+        }
+        Ok((plan, correlated))
     }
+}
+
+/// A FROM item: its plan and the internal names of its columns.
+type Item = (Arc<LogicalPlan>, HashSet<String>);
+
+/// Comma joins: combines FROM items, taking join keys from the WHERE
+/// equalities between them; returns the joined plan and the conjuncts left.
+fn combine_items(items: Vec<Item>, mut converted: Vec<Expr>) -> Result<(LogicalPlan, Vec<Expr>)> {
+    let mut items = items.into_iter();
+    let (mut plan, mut cols) = items.next().ok_or_else(|| SlothError::plan("empty FROM"))?;
+    let mut rest: Vec<Item> = items.collect();
+    while !rest.is_empty() {
+        // The first remaining item connected to what is joined so far.
+        let pick = rest
+            .iter()
+            .position(|(_, rc)| converted.iter().any(|e| equi_pair(e, &cols, rc).is_some()))
+            .unwrap_or(0);
+        let (right, rcols) = rest.remove(pick);
+        let mut on = Vec::new();
+        let mut i = 0;
+        while i < converted.len() {
+            if equi_pair(&converted[i], &cols, &rcols).is_some() {
+                on.push(converted.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        let how = if on.is_empty() {
+            JoinType::Cross
+        } else {
+            JoinType::Inner
+        };
+        let (joined, _) = join_on(plan, &cols, right, &rcols, on, how)?;
+        plan = joined;
+        cols.extend(rcols);
+    }
+    Ok((Arc::unwrap_or_clone(plan), converted))
 }
 
 fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {

@@ -172,7 +172,8 @@ pub fn hash_join(
                 return gather(schema, Some((batch, &probe_idx)), None).map(Some);
             }
             if let Some(f) = filter {
-                let pairs = gather_pair(&pair_schema, &plan, batch, &probe_idx, &build, &build_idx)?;
+                let pairs =
+                    gather_pair(&pair_schema, &plan, batch, &probe_idx, &build, &build_idx)?;
                 let mask = evaluate_mask(f, &pairs)?;
                 let keep: Vec<bool> = mask.values().iter().collect();
                 let mut k = keep.iter();
@@ -193,7 +194,9 @@ pub fn hash_join(
             match plan.left_only {
                 Some(semi) if plan.probe_is_left => {
                     let hit = probe_hit();
-                    let rows: Vec<u32> = (0..batch.num_rows() as u32).filter(|&i| hit[i as usize] == semi).collect();
+                    let rows: Vec<u32> = (0..batch.num_rows() as u32)
+                        .filter(|&i| hit[i as usize] == semi)
+                        .collect();
                     return gather(schema, Some((batch, &rows)), None).map(Some);
                 }
                 Some(_) => return Ok(None),

@@ -1,0 +1,333 @@
+//! Subqueries, decorrelated into joins (never run per row).
+//!
+//! - `EXISTS (q)` / `NOT EXISTS (q)` → semi / anti join on the correlation
+//!   equalities; other correlated conditions become the join's pair filter
+//!   (TPC-H Q21's `l2.l_suppkey <> l1.l_suppkey`).
+//! - `x IN (q)` → semi join on `x = q.value` (plus correlation).
+//! - `x NOT IN (q)` (uncorrelated) → anti join, made null-aware: a null in
+//!   `q` rejects every row, a null `x` is rejected unless `q` is empty.
+//! - A scalar subquery `(q)` → a left join with `q` grouped by its
+//!   correlation columns (TPC-H Q2, Q17, Q20), or a cross join with its one
+//!   row when uncorrelated (Q11, Q15, Q22); the expression reads its value.
+//!
+//! Correlated references are resolved in the enclosing query's scope (one
+//! level up) and marked; the subquery's planner lifts the conjuncts that
+//! hold them out of its WHERE and exposes the inner columns they use.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use super::expr::{Resolver, convert};
+use super::planner::{QueryPlanner, Scope};
+use crate::error::{Result, SlothError};
+use crate::expr::{AggFunc, Expr, Operator, col, count_star, lit};
+use crate::plan::{JoinType, LogicalPlan};
+
+/// Prefix marking a column resolved in the enclosing query.
+pub(super) const OUTER: &str = "\u{1}";
+
+/// A join that a subquery adds to the query that contains it.
+pub(super) struct PendingJoin {
+    plan: Arc<LogicalPlan>,
+    how: JoinType,
+    left_on: Vec<Expr>,
+    right_on: Vec<Expr>,
+    filter: Option<Expr>,
+    /// Applied above the join (NOT IN's null handling).
+    post_filter: Option<Expr>,
+}
+
+/// A planned subquery, its columns renamed `__sq<id>.<name>`.
+struct Subquery {
+    plan: Arc<LogicalPlan>,
+    /// Output columns (correlation columns excluded).
+    values: Vec<String>,
+    /// (outer expression, subquery column) equalities.
+    keys: Vec<(Expr, Expr)>,
+    /// Other correlated conditions, over outer and subquery columns.
+    filter: Option<Expr>,
+}
+
+/// Resolves names for one SELECT: its own scope first, then (marked) the
+/// enclosing query's; collects the joins its subqueries need.
+pub(super) struct SelectResolver<'p, 'a> {
+    pub planner: &'p QueryPlanner<'a>,
+    pub scope: &'p Scope,
+    pub outer: Option<&'p Scope>,
+    pub pending: RefCell<Vec<PendingJoin>>,
+}
+
+impl Resolver for SelectResolver<'_, '_> {
+    fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
+        match self.scope.resolve(qualifier, name) {
+            Err(e @ SlothError::ColumnNotFound { .. }) => match self.outer {
+                Some(o) => o
+                    .resolve(qualifier, name)
+                    .map(|n| format!("{OUTER}{n}"))
+                    .map_err(|_| e),
+                None => Err(e),
+            },
+            other => other,
+        }
+    }
+
+    fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
+        let sq = self.planner.plan_subquery(q, self.scope)?;
+        let [value] = sq.values.as_slice() else {
+            return Err(SlothError::plan(format!(
+                "a scalar subquery must return one column, got {}",
+                sq.values.len()
+            )));
+        };
+        let value = col(value.as_str());
+        if sq.filter.is_some() {
+            return Err(SlothError::unsupported(
+                "a correlated scalar subquery whose correlation is not an equality",
+            ));
+        }
+        let how = if sq.keys.is_empty() {
+            JoinType::Cross
+        } else {
+            JoinType::Left
+        };
+        let (left_on, right_on) = sq.keys.into_iter().unzip();
+        self.pending.borrow_mut().push(PendingJoin {
+            plan: sq.plan,
+            how,
+            left_on,
+            right_on,
+            filter: None,
+            post_filter: None,
+        });
+        Ok(value)
+    }
+}
+
+impl SelectResolver<'_, '_> {
+    /// If `c` is an `[NOT] EXISTS` or `[NOT] IN (subquery)` condition, plans
+    /// it as a pending join and returns true.
+    pub fn subquery_condition(&self, c: &ast::Expr) -> Result<bool> {
+        match c {
+            ast::Expr::Exists { subquery, negated } => {
+                let sq = self.planner.plan_subquery(subquery, self.scope)?;
+                if sq.keys.is_empty() {
+                    return Err(SlothError::unsupported(
+                        "EXISTS without an equality to the outer query",
+                    ));
+                }
+                let (left_on, right_on) = sq.keys.into_iter().unzip();
+                let how = if *negated {
+                    JoinType::Anti
+                } else {
+                    JoinType::Semi
+                };
+                self.pending.borrow_mut().push(PendingJoin {
+                    plan: sq.plan,
+                    how,
+                    left_on,
+                    right_on,
+                    filter: sq.filter,
+                    post_filter: None,
+                });
+                Ok(true)
+            }
+            ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Not,
+                expr,
+            } => match expr.as_ref() {
+                ast::Expr::Exists { subquery, negated } => {
+                    self.subquery_condition(&ast::Expr::Exists {
+                        subquery: subquery.clone(),
+                        negated: !negated,
+                    })
+                }
+                ast::Expr::Nested(inner) => self.subquery_condition(&ast::Expr::UnaryOp {
+                    op: ast::UnaryOperator::Not,
+                    expr: inner.clone(),
+                }),
+                _ => Ok(false),
+            },
+            ast::Expr::Nested(inner) => self.subquery_condition(inner),
+            ast::Expr::In {
+                expr,
+                target: ast::InTarget::Subquery(q),
+                negated,
+                ..
+            } => {
+                let x = convert(expr, self)?;
+                let sq = self.planner.plan_subquery(q, self.scope)?;
+                let [value] = sq.values.as_slice() else {
+                    return Err(SlothError::plan(format!(
+                        "IN (subquery) must return one column, got {}",
+                        sq.values.len()
+                    )));
+                };
+                let value = col(value.as_str());
+                let (mut left_on, mut right_on): (Vec<Expr>, Vec<Expr>) =
+                    sq.keys.into_iter().unzip();
+                left_on.push(x.clone());
+                right_on.push(value.clone());
+                if !negated {
+                    self.pending.borrow_mut().push(PendingJoin {
+                        plan: sq.plan,
+                        how: JoinType::Semi,
+                        left_on,
+                        right_on,
+                        filter: sq.filter,
+                        post_filter: None,
+                    });
+                    return Ok(true);
+                }
+                if left_on.len() > 1 || sq.filter.is_some() {
+                    return Err(SlothError::unsupported("correlated NOT IN subqueries"));
+                }
+                // NOT IN is null-aware: count rows and non-null values of the subquery once.
+                let id = self.planner.next_id();
+                let (n, nn) = (format!("__sq{id}.__n"), format!("__sq{id}.__nn"));
+                let stats = LogicalPlan::Aggregate {
+                    input: sq.plan.clone(),
+                    keys: vec![],
+                    aggs: vec![
+                        count_star().alias(n.as_str()),
+                        Expr::Agg {
+                            func: AggFunc::Count,
+                            args: vec![value],
+                            distinct: false,
+                        }
+                        .alias(nn.as_str()),
+                    ],
+                };
+                let keep = col(n.as_str())
+                    .eq(lit(0))
+                    .or(x.is_not_null().and(col(nn.as_str()).eq(col(n.as_str()))));
+                let mut pending = self.pending.borrow_mut();
+                pending.push(PendingJoin {
+                    plan: sq.plan,
+                    how: JoinType::Anti,
+                    left_on,
+                    right_on,
+                    filter: None,
+                    post_filter: None,
+                });
+                pending.push(PendingJoin {
+                    plan: Arc::new(stats),
+                    how: JoinType::Cross,
+                    left_on: vec![],
+                    right_on: vec![],
+                    filter: None,
+                    post_filter: Some(keep),
+                });
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Adds the collected joins on top of `plan`.
+    pub fn apply_pending(&self, mut plan: LogicalPlan) -> LogicalPlan {
+        for p in self.pending.borrow_mut().drain(..) {
+            plan = LogicalPlan::Join {
+                left: Arc::new(plan),
+                right: p.plan,
+                left_on: p.left_on,
+                right_on: p.right_on,
+                how: p.how,
+                filter: p.filter,
+            };
+            if let Some(f) = p.post_filter {
+                plan = LogicalPlan::Filter {
+                    input: Arc::new(plan),
+                    predicate: f,
+                };
+            }
+        }
+        plan
+    }
+}
+
+/// Replaces column names by `f(name)`.
+pub(super) fn rename_columns(e: &Expr, f: &dyn Fn(&str) -> String) -> Expr {
+    e.clone().transform(&mut |n| match n {
+        Expr::Column(c) => Expr::Column(f(&c)),
+        other => other,
+    })
+}
+
+/// True if the expression reads a column of the enclosing query.
+pub(super) fn is_correlated(e: &Expr) -> bool {
+    e.columns().iter().any(|c| c.starts_with(OUTER))
+}
+
+impl QueryPlanner<'_> {
+    /// Plans a subquery of a query whose scope is `outer`.
+    fn plan_subquery(&self, q: &ast::Query, outer: &Scope) -> Result<Subquery> {
+        let (plan, correlated) = match q.body.as_ref() {
+            ast::SetExpr::Select(s)
+                if q.with.is_none() && q.order_by.is_none() && q.limit_clause.is_none() =>
+            {
+                self.plan_select_inner(s, &[], Some(outer))?
+            }
+            _ => (self.plan_query(q)?, vec![]),
+        };
+        let id = self.next_id();
+        let prefix = format!("__sq{id}.");
+        let names: Vec<String> = plan
+            .schema()?
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let exprs = names
+            .iter()
+            .map(|n| col(n.as_str()).alias(format!("{prefix}{n}")))
+            .collect();
+        let plan = Arc::new(LogicalPlan::Project {
+            input: Arc::new(plan),
+            exprs,
+        });
+        let values = names
+            .iter()
+            .filter(|n| !n.starts_with("__c"))
+            .map(|n| format!("{prefix}{n}"))
+            .collect();
+        let mut keys = Vec::new();
+        let mut filters = Vec::new();
+        for c in correlated {
+            let c = rename_columns(&c, &|n| match n.strip_prefix(OUTER) {
+                Some(outer) => outer.to_string(),
+                None => format!("{prefix}{n}"),
+            });
+            let inner_only = |e: &Expr| {
+                !e.columns().is_empty() && e.columns().iter().all(|n| n.starts_with(&prefix))
+            };
+            let outer_only = |e: &Expr| {
+                !e.columns().is_empty() && e.columns().iter().all(|n| !n.starts_with(&prefix))
+            };
+            match &c {
+                Expr::Binary {
+                    left,
+                    op: Operator::Eq,
+                    right,
+                } if outer_only(left) && inner_only(right) => {
+                    keys.push((left.as_ref().clone(), right.as_ref().clone()))
+                }
+                Expr::Binary {
+                    left,
+                    op: Operator::Eq,
+                    right,
+                } if inner_only(left) && outer_only(right) => {
+                    keys.push((right.as_ref().clone(), left.as_ref().clone()))
+                }
+                _ => filters.push(c),
+            }
+        }
+        Ok(Subquery {
+            plan,
+            values,
+            keys,
+            filter: Expr::conjunction(filters),
+        })
+    }
+}
