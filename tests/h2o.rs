@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::{Float64Type, Int64Type};
 use sloth::datagen::{h2o_groupby, h2o_join};
+use sloth::expr::{SortKey, WindowFunc};
 use sloth::prelude::*;
 
 const N: usize = 20_000;

@@ -209,10 +209,10 @@ fn sql_errors_are_clear() {
     let e = c.sql("select nope from region").unwrap_err().to_string();
     assert!(e.contains("'nope'") && e.contains("region.r_name"), "{e}");
     let e = c
-        .sql("select r_name, row_number() over (order by r_name) from region")
+        .sql("select r_name, sum(r_regionkey) over (order by r_name) from region")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("window functions"), "{e}");
+    assert!(e.contains("window function 'sum'"), "{e}");
     let e = c
         .sql("select r_name, count(*) from region group by r_regionkey")
         .unwrap_err()
@@ -291,5 +291,30 @@ fn subqueries_follow_sql_semantics() {
             "select count(*) from nation n1 where exists (select * from nation n2 where n2.n_regionkey = n1.n_regionkey and n2.n_nationkey > n1.n_nationkey)"
         ),
         vec!["20"]
+    );
+}
+
+#[test]
+fn window_functions_rank_with_ties() {
+    let c = ctx(OptimizerOptions::default());
+    let rows = common::rows_of(
+        &c.sql("select n_regionkey, rank() over (order by n_regionkey) r, dense_rank() over (order by n_regionkey) d, row_number() over (partition by n_regionkey order by n_name) rn, n_name from nation order by n_nationkey limit 8")
+            .unwrap()
+            .collect()
+            .unwrap(),
+    );
+    // Expected rows from DuckDB 2.0.1 on the same data.
+    assert_eq!(
+        rows,
+        vec![
+            "0|1|1|1|ALGERIA",
+            "1|6|2|1|ARGENTINA",
+            "1|6|2|2|BRAZIL",
+            "1|6|2|3|CANADA",
+            "4|21|5|1|EGYPT",
+            "0|1|1|2|ETHIOPIA",
+            "3|16|4|1|FRANCE",
+            "3|16|4|2|GERMANY",
+        ]
     );
 }

@@ -209,12 +209,22 @@ fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>) -> Result<()> 
             Ok(())
         }
         (f, None) => {
-            print!("{}", render(df, f)?);
+            let mut text = render(df, f)?;
             if f == Format::Table {
-                println!();
+                text.push('\n');
             }
-            Ok(())
+            write_stdout(&text)
         }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`sloth ... | head`) is not an error.
+fn write_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
     }
 }
 
@@ -226,10 +236,7 @@ fn run_statement(
 ) -> Result<()> {
     match ctx.execute(sql)? {
         SqlOutput::Frame(df) => emit(&df, format, output),
-        SqlOutput::Text(t) => {
-            println!("{t}");
-            Ok(())
-        }
+        SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),
     }
 }
 

@@ -207,6 +207,39 @@ impl ScalarFunc {
     }
 }
 
+/// One key of a sort (of a plan or a window).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    /// The expression to order by.
+    pub expr: Expr,
+    /// Largest first.
+    pub descending: bool,
+    /// Nulls after non-null values.
+    pub nulls_last: bool,
+}
+
+/// Window (ranking) functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WindowFunc {
+    /// 1, 2, 3, … within each partition.
+    RowNumber,
+    /// Rank with gaps after ties (1, 1, 3).
+    Rank,
+    /// Rank without gaps (1, 1, 2).
+    DenseRank,
+}
+
+impl WindowFunc {
+    /// SQL name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WindowFunc::RowNumber => "row_number",
+            WindowFunc::Rank => "rank",
+            WindowFunc::DenseRank => "dense_rank",
+        }
+    }
+}
+
 /// A logical expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -261,6 +294,15 @@ pub enum Expr {
         args: Vec<Expr>,
         /// `DISTINCT` (only meaningful for count).
         distinct: bool,
+    },
+    /// `func() OVER (PARTITION BY .. ORDER BY ..)` (only valid in a select list).
+    Window {
+        /// The function.
+        func: WindowFunc,
+        /// Partition keys.
+        partition_by: Vec<Expr>,
+        /// Order within each partition.
+        order_by: Vec<SortKey>,
     },
     /// `*` in a select list (expanded by the planner).
     Wildcard,
@@ -392,6 +434,22 @@ impl Expr {
     func_builders! {
         str_len => Length, to_uppercase => Upper, to_lowercase => Lower,
         year => Year, month => Month, day => Day, abs => Abs,
+    }
+
+    /// This expression's rank-like window: `func() OVER (PARTITION BY partition_by ORDER BY order_by)`.
+    pub fn over(func: WindowFunc, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Expr {
+        Expr::Window {
+            func,
+            partition_by,
+            order_by,
+        }
+    }
+
+    /// True if a window function occurs anywhere in the expression.
+    pub fn contains_window(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Window { .. }));
+        found
     }
 
     /// Gives the expression an output name.
@@ -528,6 +586,14 @@ impl Expr {
                 std::iter::once(expr.as_ref()).chain(list.iter()).collect()
             }
             Expr::Function(_, args) | Expr::Agg { args, .. } => args.iter().collect(),
+            Expr::Window {
+                partition_by,
+                order_by,
+                ..
+            } => partition_by
+                .iter()
+                .chain(order_by.iter().map(|k| &k.expr))
+                .collect(),
         }
     }
 
@@ -575,6 +641,21 @@ impl Expr {
                 func,
                 args: args.into_iter().map(|e| e.transform(f)).collect(),
                 distinct,
+            },
+            Expr::Window {
+                func,
+                partition_by,
+                order_by,
+            } => Expr::Window {
+                func,
+                partition_by: partition_by.into_iter().map(|e| e.transform(f)).collect(),
+                order_by: order_by
+                    .into_iter()
+                    .map(|k| SortKey {
+                        expr: k.expr.transform(f),
+                        ..k
+                    })
+                    .collect(),
             },
             leaf => leaf,
         };
@@ -728,6 +809,24 @@ impl fmt::Display for Expr {
                     func.name(),
                     if *distinct { "DISTINCT " } else { "" },
                     items.join(", ")
+                )
+            }
+            Expr::Window {
+                func,
+                partition_by,
+                order_by,
+            } => {
+                let p: Vec<String> = partition_by.iter().map(|e| e.to_string()).collect();
+                let o: Vec<String> = order_by
+                    .iter()
+                    .map(|k| format!("{}{}", k.expr, if k.descending { " DESC" } else { "" }))
+                    .collect();
+                write!(
+                    f,
+                    "{}() OVER (PARTITION BY {} ORDER BY {})",
+                    func.name(),
+                    p.join(", "),
+                    o.join(", ")
                 )
             }
             Expr::Wildcard => write!(f, "*"),

@@ -161,9 +161,30 @@ impl LazyFrame {
             .collect()
     }
 
-    /// Adds or replaces columns, keeping the others.
+    /// Adds or replaces columns, keeping the others. Window expressions
+    /// ([`Expr::over`]) are computed by a window step first.
     pub fn with_columns(&self, exprs: impl IntoIterator<Item = Expr>) -> Self {
         let new: Vec<Expr> = exprs.into_iter().collect();
+        let (windows, new): (Vec<Expr>, Vec<Expr>) = new
+            .into_iter()
+            .partition(|e| matches!(e.unalias(), Expr::Window { .. }));
+        if !windows.is_empty() {
+            let windows = windows
+                .into_iter()
+                .map(|w| {
+                    if matches!(w, Expr::Alias(..)) {
+                        w
+                    } else {
+                        w.clone().alias(w.to_string())
+                    }
+                })
+                .collect();
+            let with_windows = self.then(LogicalPlan::Window {
+                input: self.plan.clone(),
+                exprs: windows,
+            });
+            return with_windows.with_columns(new);
+        }
         let mut out: Vec<Expr> = self.column_names().into_iter().map(col).collect();
         for e in new {
             let name = e.output_name();

@@ -218,6 +218,18 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
             }
             LogicalPlan::Union { inputs: new_inputs }
         }
+        LogicalPlan::Window { input, exprs } => {
+            // Window outputs are cheap to keep; the input needs what the
+            // parent reads plus what the windows read.
+            let child = needed.map(|mut n| {
+                add_columns(&mut n, exprs);
+                n
+            });
+            LogicalPlan::Window {
+                input: Arc::new(prune(input, child)?),
+                exprs: exprs.clone(),
+            }
+        }
         LogicalPlan::Distinct { input } => {
             // Distinct depends on every column it sees.
             LogicalPlan::Distinct {

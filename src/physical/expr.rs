@@ -204,6 +204,11 @@ impl PhysicalExpr {
                     "aggregate '{expr}' is only allowed in an aggregation (group_by().agg() or a SQL select with GROUP BY)"
                 )));
             }
+            Expr::Window { .. } => {
+                return Err(SlothError::plan(format!(
+                    "window function '{expr}' is only allowed in a select list"
+                )));
+            }
             Expr::Wildcard => {
                 return Err(SlothError::plan(
                     "'*' is only allowed as a whole select item",

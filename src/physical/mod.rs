@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow::compute::SortOptions;
 use arrow::datatypes::{DataType, SchemaRef};
 
-use crate::expr::AggFunc;
+use crate::expr::{AggFunc, WindowFunc};
 use crate::io::{ParquetScanMetrics, ScanSource};
 use crate::plan::JoinType;
 use expr::PhysicalExpr;
@@ -134,6 +134,19 @@ pub enum PhysicalPlan {
         /// Rows kept.
         len: Option<usize>,
     },
+    /// One ranking window function appended as a column.
+    Window {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// The function.
+        func: WindowFunc,
+        /// Partition keys.
+        partition_by: Vec<PhysicalExpr>,
+        /// Order within partitions.
+        order_by: Vec<(PhysicalExpr, SortOptions)>,
+        /// Output schema (input + the new column).
+        schema: SchemaRef,
+    },
     /// Concatenation.
     Union {
         /// Inputs.
@@ -152,6 +165,7 @@ impl PhysicalPlan {
             | PhysicalPlan::HashAggregate { schema, .. }
             | PhysicalPlan::HashJoin { schema, .. }
             | PhysicalPlan::CrossJoin { schema, .. }
+            | PhysicalPlan::Window { schema, .. }
             | PhysicalPlan::Union { schema, .. } => schema.clone(),
             PhysicalPlan::Sort { input, .. } | PhysicalPlan::Slice { input, .. } => input.schema(),
         }
@@ -164,7 +178,8 @@ impl PhysicalPlan {
             PhysicalPlan::Pipeline { input, .. }
             | PhysicalPlan::HashAggregate { input, .. }
             | PhysicalPlan::Sort { input, .. }
-            | PhysicalPlan::Slice { input, .. } => vec![input],
+            | PhysicalPlan::Slice { input, .. }
+            | PhysicalPlan::Window { input, .. } => vec![input],
             PhysicalPlan::HashJoin { left, right, .. }
             | PhysicalPlan::CrossJoin { left, right, .. } => {
                 vec![left, right]
@@ -235,6 +250,20 @@ impl PhysicalPlan {
                 )
             }
             PhysicalPlan::CrossJoin { .. } => "CrossJoin".to_string(),
+            PhysicalPlan::Window {
+                func,
+                partition_by,
+                order_by,
+                ..
+            } => {
+                let o: Vec<String> = order_by.iter().map(|(e, _)| e.to_string()).collect();
+                format!(
+                    "Window {}() partition=[{}] order=[{}]",
+                    func.name(),
+                    list(partition_by),
+                    o.join(", ")
+                )
+            }
             PhysicalPlan::Sort { keys, limit, .. } => {
                 let k: Vec<String> = keys
                     .iter()

@@ -151,6 +151,53 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                 schema,
             }
         }
+        LogicalPlan::Window { input, exprs } => {
+            let mut node = create_physical_plan(input)?;
+            let mut fields: Vec<arrow::datatypes::Field> = input
+                .schema()?
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone())
+                .collect();
+            for e in exprs {
+                let Expr::Window {
+                    func,
+                    partition_by,
+                    order_by,
+                } = e.unalias()
+                else {
+                    return Err(SlothError::plan(format!("'{e}' is not a window function")));
+                };
+                let in_schema = node.schema();
+                let partition_by = partition_by
+                    .iter()
+                    .map(|p| PhysicalExpr::compile(p, &in_schema))
+                    .collect::<Result<_>>()?;
+                let order_by = order_by
+                    .iter()
+                    .map(|k| {
+                        let options = SortOptions {
+                            descending: k.descending,
+                            nulls_first: !k.nulls_last,
+                        };
+                        Ok((PhysicalExpr::compile(&k.expr, &in_schema)?, options))
+                    })
+                    .collect::<Result<_>>()?;
+                fields.push(arrow::datatypes::Field::new(
+                    e.output_name(),
+                    arrow::datatypes::DataType::Int64,
+                    true,
+                ));
+                node = PhysicalPlan::Window {
+                    input: Box::new(node),
+                    func: *func,
+                    partition_by,
+                    order_by,
+                    schema: Arc::new(arrow::datatypes::Schema::new(fields.clone())),
+                };
+            }
+            node
+        }
         LogicalPlan::Sort { input, by } => sort(input, by, None)?,
         LogicalPlan::Slice { input, offset, len } => {
             let child = match (input.as_ref(), len) {

@@ -73,6 +73,7 @@ impl LogicalPlan {
                 None => write!(f, "Slice offset={offset}"),
             },
             LogicalPlan::Distinct { .. } => write!(f, "Distinct"),
+            LogicalPlan::Window { exprs, .. } => write!(f, "Window [{}]", list(exprs)),
             LogicalPlan::Union { .. } => write!(f, "Union"),
         }
     }

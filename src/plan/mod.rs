@@ -41,16 +41,7 @@ impl JoinType {
     }
 }
 
-/// One key of a sort.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SortKey {
-    /// The expression to order by.
-    pub expr: Expr,
-    /// Largest first.
-    pub descending: bool,
-    /// Nulls after non-null values.
-    pub nulls_last: bool,
-}
+pub use crate::expr::SortKey;
 
 /// A table read, with what the optimizer pushed into it.
 #[derive(Debug, Clone)]
@@ -139,6 +130,14 @@ pub enum LogicalPlan {
         /// Rows to keep (all when `None`).
         len: Option<usize>,
     },
+    /// Append window function columns: the input's columns, then one per
+    /// (aliased) [`Expr::Window`]. Output rows come in partition order.
+    Window {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// Window expressions, each aliased.
+        exprs: Vec<Expr>,
+    },
     /// Remove duplicate rows.
     Distinct {
         /// Input.
@@ -189,6 +188,23 @@ impl LogicalPlan {
             LogicalPlan::Join {
                 left, right, how, ..
             } => join_schema(&*left.schema()?, &*right.schema()?, *how),
+            LogicalPlan::Window { input, exprs } => {
+                let s = input.schema()?;
+                let mut fields: Vec<Field> =
+                    s.fields().iter().map(|f| f.as_ref().clone()).collect();
+                for e in exprs {
+                    if !matches!(e.unalias(), Expr::Window { .. }) {
+                        return Err(SlothError::plan(format!("'{e}' is not a window function")));
+                    }
+                    fields.push(Field::new(
+                        e.output_name(),
+                        arrow::datatypes::DataType::Int64,
+                        true,
+                    ));
+                }
+                check_unique(&fields)?;
+                Arc::new(Schema::new(fields))
+            }
             LogicalPlan::Union { inputs } => union_schema(inputs)?,
         })
     }
@@ -202,7 +218,8 @@ impl LogicalPlan {
             | LogicalPlan::Aggregate { input, .. }
             | LogicalPlan::Sort { input, .. }
             | LogicalPlan::Slice { input, .. }
-            | LogicalPlan::Distinct { input } => vec![input],
+            | LogicalPlan::Distinct { input }
+            | LogicalPlan::Window { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } => vec![left, right],
             LogicalPlan::Union { inputs } => inputs.iter().collect(),
         }
@@ -236,6 +253,10 @@ impl LogicalPlan {
                 len: *len,
             },
             LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { input: next() },
+            LogicalPlan::Window { exprs, .. } => LogicalPlan::Window {
+                input: next(),
+                exprs: exprs.clone(),
+            },
             LogicalPlan::Join {
                 left_on,
                 right_on,

@@ -7,7 +7,9 @@ use sqlparser::ast::{
 };
 
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, ScalarFunc, ScalarValue, col, lit, parse_date32};
+use crate::expr::{
+    AggFunc, Expr, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit, parse_date32,
+};
 
 /// Resolves column references of the current scope to internal names.
 pub trait Resolver {
@@ -295,15 +297,55 @@ pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
     })
 }
 
+fn window(name: &str, over: &ast::WindowType, r: &dyn Resolver) -> Result<Expr> {
+    let func = match name {
+        "row_number" => WindowFunc::RowNumber,
+        "rank" => WindowFunc::Rank,
+        "dense_rank" => WindowFunc::DenseRank,
+        other => {
+            return Err(SlothError::unsupported(format!(
+                "window function '{other}' (row_number, rank and dense_rank are supported)"
+            )));
+        }
+    };
+    let ast::WindowType::WindowSpec(spec) = over else {
+        return Err(SlothError::unsupported("named windows"));
+    };
+    if spec.window_frame.is_some() {
+        return Err(SlothError::unsupported("window frames"));
+    }
+    let partition_by = spec
+        .partition_by
+        .iter()
+        .map(|e| convert(e, r))
+        .collect::<Result<_>>()?;
+    let order_by = spec
+        .order_by
+        .iter()
+        .map(|o| {
+            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_last = o.options.nulls_first.map_or(!descending, |first| !first);
+            Ok(SortKey {
+                expr: convert(&o.expr, r)?,
+                descending,
+                nulls_last,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Expr::Window {
+        func,
+        partition_by,
+        order_by,
+    })
+}
+
 fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
     let name = f.name.to_string().to_ascii_lowercase();
     let FunctionArguments::List(list) = &f.args else {
         return Err(SlothError::unsupported(format!("function call '{f}'")));
     };
-    if f.over.is_some() {
-        return Err(SlothError::unsupported(format!(
-            "window functions ('{f}') are not supported yet"
-        )));
+    if let Some(over) = &f.over {
+        return window(&name, over, r);
     }
     let distinct = matches!(
         list.duplicate_treatment,

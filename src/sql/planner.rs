@@ -152,6 +152,21 @@ fn rebuild_children(e: &Expr, f: &dyn Fn(&Expr) -> Expr) -> Expr {
             args: args.iter().map(f).collect(),
             distinct: *distinct,
         },
+        Expr::Window {
+            func,
+            partition_by,
+            order_by,
+        } => Expr::Window {
+            func: *func,
+            partition_by: partition_by.iter().map(f).collect(),
+            order_by: order_by
+                .iter()
+                .map(|k| SortKey {
+                    expr: f(&k.expr),
+                    ..k.clone()
+                })
+                .collect(),
+        },
         leaf => leaf.clone(),
     }
 }
@@ -719,6 +734,41 @@ impl<'a> QueryPlanner<'a> {
         } else {
             resolver.pending.borrow_mut().extend(late_pending);
             plan = resolver.apply_pending(plan);
+        }
+
+        // Window functions: computed on the (aggregated) rows, read by name.
+        let mut windows: Vec<Expr> = Vec::new();
+        for e in items
+            .iter()
+            .map(|(e, _)| e)
+            .chain(sort_exprs.iter().map(|(e, _)| e))
+        {
+            e.visit(&mut |n| {
+                if matches!(n, Expr::Window { .. }) && !windows.contains(n) {
+                    windows.push(n.clone());
+                }
+            });
+        }
+        if !windows.is_empty() {
+            let names: Vec<String> = (0..windows.len()).map(|i| format!("__w{i}")).collect();
+            let lift = |e: &Expr| {
+                replace_top_down(e, &|n| {
+                    windows
+                        .iter()
+                        .position(|w| w == n)
+                        .map(|i| col(names[i].as_str()))
+                })
+            };
+            items = items.iter().map(|(e, n)| (lift(e), n.clone())).collect();
+            sort_exprs = sort_exprs.iter().map(|(e, o)| (lift(e), *o)).collect();
+            plan = LogicalPlan::Window {
+                input: Arc::new(plan),
+                exprs: windows
+                    .into_iter()
+                    .zip(&names)
+                    .map(|(w, n)| w.alias(n.as_str()))
+                    .collect(),
+            };
         }
 
         // Projection, with hidden sort columns where ORDER BY needs them.

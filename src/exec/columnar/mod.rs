@@ -4,6 +4,7 @@ mod aggregate;
 mod join;
 mod pipeline;
 mod sort;
+mod window;
 
 use arrow::record_batch::RecordBatch;
 
@@ -14,6 +15,7 @@ pub use aggregate::hash_aggregate;
 pub use join::{cross_join, hash_join};
 pub use pipeline::run_pipeline;
 pub use sort::{slice, sort};
+pub use window::window;
 
 /// Runs one operator over its already computed inputs.
 pub fn run_operator(
@@ -71,6 +73,20 @@ pub fn run_operator(
             input: child,
         } => sort(input(), &child.schema(), keys, *limit),
         PhysicalPlan::Slice { offset, len, .. } => Ok(slice(input(), *offset, *len)),
+        PhysicalPlan::Window {
+            input: child,
+            func,
+            partition_by,
+            order_by,
+            schema,
+        } => window(
+            input(),
+            &child.schema(),
+            *func,
+            partition_by,
+            order_by,
+            schema,
+        ),
         PhysicalPlan::Union { schema, .. } => {
             let mut out = Vec::new();
             for batches in inputs {
