@@ -51,7 +51,12 @@ fn to_rows(batches: &[RecordBatch]) -> Vec<Row> {
 fn data() -> (LazyFrame, Vec<Row>) {
     let batches = h2o_groupby(N, K).unwrap();
     let rows = to_rows(&batches);
-    (LazyFrame::from_batches(batches).unwrap(), rows)
+    // Small batches: many morsels, so per-thread partial aggregates are merged.
+    let small: Vec<RecordBatch> = batches
+        .iter()
+        .flat_map(|b| common::split(b, 1000))
+        .collect();
+    (LazyFrame::from_batches(small).unwrap(), rows)
 }
 
 /// Result rows keyed by their first `keys` columns, values as f64.

@@ -42,6 +42,30 @@ pub struct ExecContext {
 }
 
 impl ExecContext {
+    fn record(
+        &self,
+        id: usize,
+        depth: usize,
+        plan: &PhysicalPlan,
+        out: &[RecordBatch],
+        self_time: Duration,
+        extra: String,
+    ) {
+        self.metrics
+            .lock()
+            .expect("metrics lock")
+            .push(NodeMetrics {
+                id,
+                depth,
+                name: plan.describe(),
+                rows_out: out.iter().map(|b| b.num_rows()).sum(),
+                batches_out: out.len(),
+                bytes_out: out.iter().map(|b| b.get_array_memory_size()).sum(),
+                self_time,
+                extra,
+            });
+    }
+
     /// Metrics of every node, in pre-order.
     pub fn metrics(&self) -> Vec<NodeMetrics> {
         let mut m = self.metrics.lock().expect("metrics lock").clone();
@@ -70,6 +94,25 @@ fn run(
 ) -> Result<(Vec<RecordBatch>, Duration)> {
     let id = *next_id;
     *next_id += 1;
+    // A hash aggregate over a scan pipeline pulls morsels straight from the
+    // reader instead of running its input as a separate step.
+    if let PhysicalPlan::HashAggregate {
+        input,
+        keys,
+        aggs,
+        schema,
+    } = plan
+    {
+        let start = Instant::now();
+        if let Some(morsels) = columnar::MorselInput::stream(input)? {
+            let out = columnar::hash_aggregate(&morsels, keys, aggs, schema)?;
+            let elapsed = start.elapsed();
+            let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
+            record_fused(input, ctx, next_id, depth + 1, rows_in);
+            ctx.record(id, depth, plan, &out, elapsed, String::new());
+            return Ok((out, elapsed));
+        }
+    }
     let mut child_time = Duration::ZERO;
     let mut inputs = Vec::new();
     for child in plan.children() {
@@ -96,15 +139,44 @@ fn run(
         }
         _ => String::new(),
     };
+    ctx.record(id, depth, plan, &out, self_time, extra);
+    Ok((out, child_time + self_time))
+}
+
+/// Records the nodes of a pipeline that ran fused into its parent: their
+/// time is the parent's; the top one's output rows are what the parent read.
+fn record_fused(
+    plan: &PhysicalPlan,
+    ctx: &ExecContext,
+    next_id: &mut usize,
+    depth: usize,
+    rows: usize,
+) {
+    let id = *next_id;
+    *next_id += 1;
+    let extra = match plan {
+        PhysicalPlan::Scan { metrics, .. } => {
+            let total = metrics
+                .row_groups
+                .load(std::sync::atomic::Ordering::Relaxed);
+            let pruned = metrics
+                .row_groups_pruned
+                .load(std::sync::atomic::Ordering::Relaxed);
+            format!("fused into parent; row_groups={total} pruned={pruned}")
+        }
+        _ => "fused into parent".to_string(),
+    };
     ctx.metrics.lock().expect("metrics lock").push(NodeMetrics {
         id,
         depth,
         name: plan.describe(),
-        rows_out: out.iter().map(|b| b.num_rows()).sum(),
-        batches_out: out.len(),
-        bytes_out: out.iter().map(|b| b.get_array_memory_size()).sum(),
-        self_time,
+        rows_out: rows,
+        batches_out: 0,
+        bytes_out: 0,
+        self_time: Duration::ZERO,
         extra,
     });
-    Ok((out, child_time + self_time))
+    for child in plan.children() {
+        record_fused(child, ctx, next_id, depth + 1, rows);
+    }
 }

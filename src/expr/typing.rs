@@ -117,7 +117,9 @@ pub fn coerce_binary(op: Operator, l: &DataType, r: &DataType) -> Result<(DataTy
             (Date32, Date32) if op == Operator::Minus => Ok((Int64, Int64)),
             // Like DuckDB: a quotient of decimals is a double (arrow's fixed
             // 4 extra digits would truncate ratios such as TPC-H Q8's).
-            (Decimal128(..), t) | (t, Decimal128(..)) if op == Operator::Divide && (t.is_numeric()) => {
+            (Decimal128(..), t) | (t, Decimal128(..))
+                if op == Operator::Divide && (t.is_numeric()) =>
+            {
                 Ok((Float64, Float64))
             }
             (Decimal128(..), Decimal128(..)) => Ok((l.clone(), r.clone())),

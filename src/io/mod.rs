@@ -19,8 +19,26 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 
 pub use self::csv::CsvOptions;
-pub use self::parquet::{ParquetScanMetrics, row_group_may_match};
+pub use self::parquet::{ParquetScanMetrics, RowGroupUnit, row_group_may_match};
 pub use sink::{write_csv, write_ipc, write_parquet};
+
+/// A piece of a scan that one thread reads on its own (a morsel source).
+pub enum ScanUnit {
+    /// Batches already in memory.
+    Batch(RecordBatch),
+    /// One row group of a Parquet file.
+    ParquetRowGroup(parquet::RowGroupUnit),
+}
+
+impl ScanUnit {
+    /// Reads the unit's rows.
+    pub fn read(&self) -> Result<Vec<RecordBatch>> {
+        match self {
+            ScanUnit::Batch(b) => Ok(vec![b.clone()]),
+            ScanUnit::ParquetRowGroup(u) => u.read(),
+        }
+    }
+}
 
 /// Rows per batch that readers aim for.
 pub const BATCH_SIZE: usize = 64 * 1024;
@@ -198,25 +216,28 @@ impl ScanSource {
         }
     }
 
-    /// Reads the given columns. `filters` (over the projected schema) let the
-    /// Parquet reader skip row groups; rows are *not* filtered here.
-    pub fn read(
+    /// Splits the scan into units that can be read independently and in
+    /// parallel: one per Parquet row group that statistics do not rule out
+    /// (`filters` are over the projected schema), one per batch otherwise.
+    pub fn units(
         &self,
         projection: Option<&[usize]>,
         filters: &[crate::physical::expr::PhysicalExpr],
         metrics: &ParquetScanMetrics,
-    ) -> Result<Vec<RecordBatch>> {
+    ) -> Result<Vec<ScanUnit>> {
         let out_schema = match projection {
             Some(p) => Arc::new(self.schema().project(p)?),
             None => self.schema(),
         };
         let batches = match self {
+            ScanSource::Parquet { path, .. } => {
+                return parquet::units(path, projection, filters, metrics, out_schema);
+            }
             ScanSource::Csv {
                 path,
                 schema,
                 options,
             } => csv::read(path, schema, options, projection)?,
-            ScanSource::Parquet { path, .. } => parquet::read(path, projection, filters, metrics)?,
             ScanSource::Ipc { path, .. } => {
                 let reader = arrow::ipc::reader::FileReader::try_new(
                     open(path)?,
@@ -236,11 +257,25 @@ impl ScanSource {
             .into_iter()
             .filter(|b| b.num_rows() > 0)
             .map(|b| {
-                Ok(RecordBatch::try_new(
+                Ok(ScanUnit::Batch(RecordBatch::try_new(
                     out_schema.clone(),
                     b.columns().to_vec(),
-                )?)
+                )?))
             })
             .collect()
+    }
+
+    /// Reads the given columns (all units, in parallel, in order).
+    pub fn read(
+        &self,
+        projection: Option<&[usize]>,
+        filters: &[crate::physical::expr::PhysicalExpr],
+        metrics: &ParquetScanMetrics,
+    ) -> Result<Vec<RecordBatch>> {
+        use rayon::prelude::*;
+        let units = self.units(projection, filters, metrics)?;
+        let parts: Vec<Vec<RecordBatch>> =
+            units.par_iter().map(|u| u.read()).collect::<Result<_>>()?;
+        Ok(parts.into_iter().flatten().collect())
     }
 }

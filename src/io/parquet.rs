@@ -1,7 +1,7 @@
 //! Parquet reading: projected columns, row groups decoded in parallel, and
 //! row groups skipped when their min/max statistics rule out a pushed filter.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Scalar};
@@ -9,10 +9,9 @@ use arrow::compute::kernels::{boolean, cmp};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
 use parquet::file::metadata::ParquetMetaData;
-use rayon::prelude::*;
 
 use super::{BATCH_SIZE, nullable_schema, open};
 use crate::error::{Result, SlothError};
@@ -45,45 +44,79 @@ pub(super) fn row_count(path: &Path) -> Result<usize> {
     Ok(builder(path)?.metadata().file_metadata().num_rows() as usize)
 }
 
-pub(super) fn read(
+/// One row group to read, with the file's metadata already parsed.
+pub struct RowGroupUnit {
+    path: PathBuf,
+    metadata: ArrowReaderMetadata,
+    row_group: usize,
+    projection: Option<Vec<usize>>,
+    schema: SchemaRef,
+}
+
+impl RowGroupUnit {
+    /// Decodes the row group's projected columns.
+    pub fn read(&self) -> Result<Vec<RecordBatch>> {
+        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            open(&self.path)?,
+            self.metadata.clone(),
+        )
+        .with_row_groups(vec![self.row_group])
+        .with_batch_size(BATCH_SIZE);
+        if let Some(p) = &self.projection {
+            let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
+            b = b.with_projection(mask);
+        }
+        b.build()?
+            .map(|r| {
+                Ok(RecordBatch::try_new(
+                    self.schema.clone(),
+                    r?.columns().to_vec(),
+                )?)
+            })
+            .collect()
+    }
+}
+
+pub(super) fn units(
     path: &Path,
     projection: Option<&[usize]>,
     filters: &[PhysicalExpr],
     metrics: &ParquetScanMetrics,
-) -> Result<Vec<RecordBatch>> {
-    let b = builder(path)?;
-    let metadata = b.metadata().clone();
-    let file_schema = b.schema().clone();
+    schema: SchemaRef,
+) -> Result<Vec<super::ScanUnit>> {
+    let metadata = ArrowReaderMetadata::load(&open(path)?, Default::default()).map_err(|e| {
+        SlothError::Data(format!(
+            "'{}' is not a readable Parquet file: {e}",
+            path.display()
+        ))
+    })?;
+    let file_schema = metadata.schema().clone();
     let projected_schema = match projection {
         Some(p) => file_schema.project(p)?,
         None => file_schema.as_ref().clone(),
     };
-    let keep = row_group_may_match(filters, &projected_schema, &file_schema, &metadata)?;
-    let groups: Vec<usize> = (0..metadata.num_row_groups())
-        .filter(|i| keep[*i])
-        .collect();
+    let pq = metadata.metadata().clone();
+    let keep = row_group_may_match(filters, &projected_schema, &file_schema, &pq)?;
+    let groups: Vec<usize> = (0..pq.num_row_groups()).filter(|i| keep[*i]).collect();
     metrics
         .row_groups
-        .fetch_add(metadata.num_row_groups(), Ordering::Relaxed);
+        .fetch_add(pq.num_row_groups(), Ordering::Relaxed);
     metrics
         .row_groups_pruned
-        .fetch_add(metadata.num_row_groups() - groups.len(), Ordering::Relaxed);
-    let per_group: Vec<Vec<RecordBatch>> = groups
-        .par_iter()
-        .map(|&rg| {
-            let mut b = builder(path)?
-                .with_row_groups(vec![rg])
-                .with_batch_size(BATCH_SIZE);
-            if let Some(p) = projection {
-                let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
-                b = b.with_projection(mask);
-            }
-            b.build()?
-                .map(|r| r.map_err(SlothError::from))
-                .collect::<Result<Vec<_>>>()
+        .fetch_add(pq.num_row_groups() - groups.len(), Ordering::Relaxed);
+    Ok(groups
+        .into_iter()
+        .filter(|&rg| pq.row_group(rg).num_rows() > 0)
+        .map(|row_group| {
+            super::ScanUnit::ParquetRowGroup(RowGroupUnit {
+                path: path.to_path_buf(),
+                metadata: metadata.clone(),
+                row_group,
+                projection: projection.map(|p| p.to_vec()),
+                schema: schema.clone(),
+            })
         })
-        .collect::<Result<_>>()?;
-    Ok(per_group.into_iter().flatten().collect())
+        .collect())
 }
 
 /// For each row group: may it hold a row satisfying all `filters`?

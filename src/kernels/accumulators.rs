@@ -5,6 +5,7 @@
 //! (generic over the arrow native type), so the only dynamic call is one per
 //! batch, never one per row.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use arrow::array::*;
@@ -17,7 +18,7 @@ use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 
 /// Aggregate state for all groups of one aggregate expression.
-pub trait Accumulator: Send {
+pub trait Accumulator: Send + Sync {
     /// Adds `values[..][rows[k]]` to group `groups[k]` for every k.
     /// `num_groups` is the number of groups that exist so far.
     fn update(
@@ -29,6 +30,34 @@ pub trait Accumulator: Send {
     ) -> Result<()>;
     /// The final value per group, for `num_groups` groups.
     fn finish(&mut self, num_groups: usize) -> Result<ArrayRef>;
+    /// Adds the state of `other`'s groups `src[k]` to this accumulator's
+    /// groups `dst[k]` (`other` is the same kind of accumulator, from another
+    /// thread; `num_groups` is this side's group count).
+    fn merge(
+        &mut self,
+        other: &dyn Accumulator,
+        src: &[u32],
+        dst: &[u32],
+        num_groups: usize,
+    ) -> Result<()>;
+    /// For `merge`: the concrete accumulator.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Downcasts the other side of a merge to this accumulator's type.
+fn same<T: 'static>(other: &dyn Accumulator) -> &T {
+    other
+        .as_any()
+        .downcast_ref::<T>()
+        .expect("merging accumulators of the same kind")
+}
+
+macro_rules! any_impl {
+    () => {
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    };
 }
 
 /// The type each argument is cast to before it reaches the accumulator.
@@ -176,6 +205,15 @@ impl Accumulator for Count {
         grow(&mut self.counts, n, 0);
         Ok(Arc::new(Int64Array::from(std::mem::take(&mut self.counts))))
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.counts, n, 0);
+        for (&s, &d) in src.iter().zip(dst) {
+            self.counts[d as usize] += other.counts.get(s as usize).copied().unwrap_or(0);
+        }
+        Ok(())
+    }
+    any_impl!();
 }
 
 struct Sum<T: ArrowPrimitiveType> {
@@ -233,6 +271,20 @@ impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
         let a = PrimitiveArray::<T>::new(std::mem::take(&mut self.sums).into(), Some(nulls));
         Ok(Arc::new(a.with_data_type(self.data_type.clone())))
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.sums, n, T::Native::default());
+        grow(&mut self.seen, n, false);
+        for (&s, &d) in src.iter().zip(dst) {
+            if other.seen.get(s as usize).copied().unwrap_or(false) {
+                let d = d as usize;
+                self.sums[d] = self.sums[d].add_wrapping(other.sums[s as usize]);
+                self.seen[d] = true;
+            }
+        }
+        Ok(())
+    }
+    any_impl!();
 }
 
 use arrow::buffer::NullBuffer;
@@ -282,6 +334,29 @@ impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
         let a = PrimitiveArray::<T>::new(std::mem::take(&mut self.best).into(), Some(nulls));
         Ok(Arc::new(a.with_data_type(self.data_type.clone())))
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.best, n, T::Native::default());
+        grow(&mut self.seen, n, false);
+        for (&s, &d) in src.iter().zip(dst) {
+            let (s, d) = (s as usize, d as usize);
+            if !other.seen.get(s).copied().unwrap_or(false) {
+                continue;
+            }
+            let x = other.best[s];
+            let better = if self.max {
+                x.is_gt(self.best[d])
+            } else {
+                x.is_lt(self.best[d])
+            };
+            if !self.seen[d] || better {
+                self.best[d] = x;
+                self.seen[d] = true;
+            }
+        }
+        Ok(())
+    }
+    any_impl!();
 }
 
 /// Min/max of any type arrow can row-encode: compares encoded rows, keeps the
@@ -340,6 +415,34 @@ impl Accumulator for MinMaxRows {
         }
         Ok(())
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.best, n, None);
+        let offset = self.arrays.len();
+        self.arrays.extend(other.arrays.iter().cloned());
+        for (&s, &d) in src.iter().zip(dst) {
+            let Some(Some((bytes, batch, row))) = other.best.get(s as usize) else {
+                continue;
+            };
+            let (bytes, batch, row) = (bytes.clone(), *batch, *row);
+            let slot = &mut self.best[d as usize];
+            let better = match slot {
+                None => true,
+                Some((b, _, _)) => {
+                    if self.max {
+                        bytes > *b
+                    } else {
+                        bytes < *b
+                    }
+                }
+            };
+            if better {
+                *slot = Some((bytes, batch + offset, row));
+            }
+        }
+        Ok(())
+    }
+    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.best, n, None);
         gather_picks(
@@ -398,6 +501,24 @@ impl Accumulator for Pick {
         grow(&mut self.picks, n, None);
         gather_picks(&self.arrays, self.picks.iter().copied(), n)
     }
+    /// `other` saw later input than `self` (merges go in input order).
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.picks, n, None);
+        let offset = self.arrays.len();
+        self.arrays.extend(other.arrays.iter().cloned());
+        for (&s, &d) in src.iter().zip(dst) {
+            let Some(Some((batch, row))) = other.picks.get(s as usize).copied() else {
+                continue;
+            };
+            let slot = &mut self.picks[d as usize];
+            if !self.first || slot.is_none() {
+                *slot = Some((batch + offset, row));
+            }
+        }
+        Ok(())
+    }
+    any_impl!();
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -457,6 +578,33 @@ impl Accumulator for Moments {
         }
         Ok(())
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.state, n, (0.0, 0.0, 0.0));
+        let mean_only = self.kind == Moment::Mean;
+        for (&s, &d) in src.iter().zip(dst) {
+            let Some(&(nb, mb, m2b)) = other.state.get(s as usize) else {
+                continue;
+            };
+            let (na, ma, m2a) = &mut self.state[d as usize];
+            if nb == 0.0 {
+                continue;
+            }
+            if mean_only {
+                *na += nb;
+                *ma += mb;
+                continue;
+            }
+            // Chan et al.'s parallel update of count, mean and M2.
+            let n = *na + nb;
+            let delta = mb - *ma;
+            *m2a += m2b + delta * delta * *na * nb / n;
+            *ma += delta * nb / n;
+            *na = n;
+        }
+        Ok(())
+    }
+    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.state, n, (0.0, 0.0, 0.0));
         let out: Float64Array = self
@@ -494,6 +642,17 @@ impl Accumulator for Quantile {
         }
         Ok(())
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.values, n, Vec::new());
+        for (&s, &d) in src.iter().zip(dst) {
+            if let Some(v) = other.values.get(s as usize) {
+                self.values[d as usize].extend_from_slice(v);
+            }
+        }
+        Ok(())
+    }
+    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.values, n, Vec::new());
         let out: Float64Array = self
@@ -554,6 +713,30 @@ impl Accumulator for Corr {
         }
         Ok(())
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.state, n, [0.0; 6]);
+        for (&s, &d) in src.iter().zip(dst) {
+            let Some(&[nb, mxb, myb, m2xb, m2yb, cb]) = other.state.get(s as usize) else {
+                continue;
+            };
+            if nb == 0.0 {
+                continue;
+            }
+            let [na, mxa, mya, m2xa, m2ya, ca] = &mut self.state[d as usize];
+            let n = *na + nb;
+            let (dx, dy) = (mxb - *mxa, myb - *mya);
+            let w = *na * nb / n;
+            *m2xa += m2xb + dx * dx * w;
+            *m2ya += m2yb + dy * dy * w;
+            *ca += cb + dx * dy * w;
+            *mxa += dx * nb / n;
+            *mya += dy * nb / n;
+            *na = n;
+        }
+        Ok(())
+    }
+    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.state, n, [0.0; 6]);
         let out: Float64Array = self
@@ -610,6 +793,20 @@ impl Accumulator for Distinct {
         }
         Ok(())
     }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.sets, n, HashSet::new());
+        grow(&mut self.nulls, n, false);
+        for (&s, &d) in src.iter().zip(dst) {
+            let Some(set) = other.sets.get(s as usize) else {
+                continue;
+            };
+            self.sets[d as usize].extend(set.iter().cloned());
+            self.nulls[d as usize] |= other.nulls[s as usize];
+        }
+        Ok(())
+    }
+    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.sets, n, HashSet::new());
         grow(&mut self.nulls, n, false);

@@ -162,62 +162,121 @@ impl GroupTable {
     /// of their own (SQL `GROUP BY` semantics).
     #[inline]
     pub fn find_or_insert(&mut self, keys: &KeyBatch, hash: u64, i: usize) -> u32 {
+        match keys {
+            KeyBatch::Int(a, nulls) => {
+                let k = if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                    None
+                } else {
+                    Some(a[i])
+                };
+                self.insert_int(k, hash)
+            }
+            KeyBatch::Rows(rows, _) => self.insert_bytes(rows.row(i).as_ref(), hash),
+        }
+    }
+
+    #[inline]
+    fn insert_int(&mut self, k: Option<i64>, hash: u64) -> u32 {
         let next = self.hashes.len() as u32;
+        let KeyStore::Int {
+            keys: stored,
+            null_group,
+        } = &mut self.store
+        else {
+            unreachable!("key batch encoded by another encoder")
+        };
+        let Some(k) = k else {
+            if let Some(g) = *null_group {
+                return g;
+            }
+            *null_group = Some(next);
+            stored.push(0);
+            self.hashes.push(hash);
+            return next;
+        };
+        let ng = *null_group;
         let hashes = &self.hashes;
-        match (&mut self.store, keys) {
-            (
-                KeyStore::Int {
-                    keys: stored,
-                    null_group,
-                },
-                KeyBatch::Int(a, nulls),
-            ) => {
-                if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
-                    if let Some(g) = *null_group {
-                        return g;
-                    }
-                    *null_group = Some(next);
-                    stored.push(0);
-                    self.hashes.push(hash);
-                    return next;
-                }
-                let k = a[i];
-                let ng = *null_group;
-                let entry = self.table.entry(
-                    hash,
-                    |&g| Some(g) != ng && stored[g as usize] == k,
-                    |&g| hashes[g as usize],
-                );
-                match entry {
-                    hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
-                    hashbrown::hash_table::Entry::Vacant(v) => {
-                        v.insert(next);
-                        stored.push(k);
-                        self.hashes.push(hash);
-                        next
-                    }
-                }
+        match self.table.entry(
+            hash,
+            |&g| Some(g) != ng && stored[g as usize] == k,
+            |&g| hashes[g as usize],
+        ) {
+            hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(next);
+                stored.push(k);
+                self.hashes.push(hash);
+                next
             }
-            (KeyStore::Rows { data, offsets }, KeyBatch::Rows(rows, _)) => {
-                let row = rows.row(i);
-                let bytes = row.as_ref();
-                let entry = self.table.entry(
-                    hash,
-                    |&g| &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes,
-                    |&g| hashes[g as usize],
-                );
-                match entry {
-                    hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
-                    hashbrown::hash_table::Entry::Vacant(v) => {
-                        v.insert(next);
-                        data.extend_from_slice(bytes);
-                        offsets.push(data.len());
-                        self.hashes.push(hash);
-                        next
-                    }
-                }
+        }
+    }
+
+    #[inline]
+    fn insert_bytes(&mut self, bytes: &[u8], hash: u64) -> u32 {
+        let next = self.hashes.len() as u32;
+        let KeyStore::Rows { data, offsets } = &mut self.store else {
+            unreachable!("key batch encoded by another encoder")
+        };
+        let hashes = &self.hashes;
+        let entry = self.table.entry(
+            hash,
+            |&g| &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes,
+            |&g| hashes[g as usize],
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(next);
+                data.extend_from_slice(bytes);
+                offsets.push(data.len());
+                self.hashes.push(hash);
+                next
             }
-            _ => unreachable!("key batch encoded by another encoder"),
+        }
+    }
+
+    /// The hash of group `g`.
+    #[inline]
+    pub fn hash_of(&self, g: u32) -> u64 {
+        self.hashes[g as usize]
+    }
+
+    /// Finds or creates here the group that is group `g` of `other` (a table
+    /// of the same key encoding); used to merge per-thread tables.
+    pub fn insert_group_from(&mut self, other: &GroupTable, g: u32) -> u32 {
+        let hash = other.hashes[g as usize];
+        match &other.store {
+            KeyStore::Int { keys, null_group } => {
+                let k = if *null_group == Some(g) {
+                    None
+                } else {
+                    Some(keys[g as usize])
+                };
+                self.insert_int(k, hash)
+            }
+            KeyStore::Rows { data, offsets } => {
+                self.insert_bytes(&data[offsets[g as usize]..offsets[g as usize + 1]], hash)
+            }
+        }
+    }
+
+    /// The key columns of all groups, in group order, as `types`.
+    pub fn key_columns(&self, encoder: &KeyEncoder, types: &[DataType]) -> Result<Vec<ArrayRef>> {
+        match (&self.store, encoder) {
+            (KeyStore::Int { keys, null_group }, KeyEncoder::Int) => {
+                let values = arrow::array::Int64Array::from_iter(
+                    keys.iter()
+                        .enumerate()
+                        .map(|(g, &k)| (*null_group != Some(g as u32)).then_some(k)),
+                );
+                Ok(vec![arrow::compute::cast(&values, &types[0])?])
+            }
+            (KeyStore::Rows { data, offsets }, KeyEncoder::Rows(conv)) => {
+                let parser = conv.parser();
+                let rows = offsets.windows(2).map(|w| parser.parse(&data[w[0]..w[1]]));
+                Ok(conv.convert_rows(rows)?)
+            }
+            _ => unreachable!("table built with another encoder"),
         }
     }
 

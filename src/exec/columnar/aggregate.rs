@@ -1,192 +1,221 @@
-//! Hash aggregation, partitioned across cores.
+//! Hash aggregation: thread-local pre-aggregation, then a partitioned merge.
 //!
-//! 1. In parallel per batch: evaluate keys and aggregate arguments, encode the
-//!    keys and hash them once.
-//! 2. In parallel per partition: each thread owns the keys whose hash falls in
-//!    its partition, so threads share no table and need no merge step. It
-//!    assigns group ids and feeds (row, group) lists to the accumulators.
-//! 3. Each partition emits its groups; keys are gathered from the first row
-//!    that created each group.
+//! 1. Each thread folds the morsels it reads into its own group table and
+//!    accumulators (keys hashed once, one `find_or_insert` per row); input
+//!    batches are dropped as soon as they are folded.
+//! 2. The per-thread tables are merged in parallel by hash partition: each
+//!    partition owns the keys whose hash falls in it, so no two threads touch
+//!    the same final group and no locks are taken.
+//! 3. Each partition emits its groups: keys decoded from the table, values
+//!    from the accumulators.
 
-use arrow::array::{ArrayRef, new_null_array};
+use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
+use super::MorselInput;
 use crate::error::Result;
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::eval::evaluate_array;
-use crate::kernels::hash_table::{GroupTable, KeyBatch, KeyEncoder};
+use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::physical::AggregateExpr;
 use crate::physical::expr::PhysicalExpr;
 
-/// Below this many input rows a single partition is used.
-const PARALLEL_ROWS: usize = 1 << 17;
+/// Below this many groups in total the merge runs as one partition.
+const PARALLEL_GROUPS: usize = 1 << 14;
 
-struct Prepared {
-    keys: Vec<ArrayRef>,
-    encoded: Option<KeyBatch>,
+/// What an aggregation computes, shared by all threads.
+struct Spec<'a> {
+    keys: &'a [PhysicalExpr],
+    aggs: &'a [AggregateExpr],
+    key_types: Vec<DataType>,
+    arg_types: Vec<Vec<DataType>>,
+    encoder: Option<KeyEncoder>,
+}
+
+/// One thread's groups and aggregate state.
+struct Partial {
+    table: Option<GroupTable>,
+    accs: Vec<Box<dyn Accumulator>>,
+    rows: Vec<u32>,
+    groups: Vec<u32>,
     hashes: Vec<u64>,
-    args: Vec<Vec<ArrayRef>>,
-    rows: usize,
+}
+
+impl Spec<'_> {
+    fn partial(&self) -> Result<Partial> {
+        let accs = self
+            .aggs
+            .iter()
+            .zip(&self.arg_types)
+            .map(|(a, t)| accumulators::create(a.func, a.distinct, t, &a.data_type))
+            .collect::<Result<_>>()?;
+        Ok(Partial {
+            table: self.encoder.as_ref().map(GroupTable::new),
+            accs,
+            rows: vec![],
+            groups: vec![],
+            hashes: vec![],
+        })
+    }
+
+    fn num_groups(&self, p: &Partial) -> usize {
+        p.table.as_ref().map_or(1, |t| t.len())
+    }
+
+    /// Folds one batch into `p`.
+    fn update(&self, p: &mut Partial, batch: &RecordBatch) -> Result<()> {
+        let n = batch.num_rows();
+        p.groups.clear();
+        match (&mut p.table, &self.encoder) {
+            (Some(table), Some(encoder)) => {
+                let keys = self
+                    .keys
+                    .iter()
+                    .map(|k| evaluate_array(k, batch))
+                    .collect::<Result<Vec<_>>>()?;
+                let encoded = encoder.encode(&keys, &mut p.hashes)?;
+                p.groups.extend(
+                    p.hashes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &h)| table.find_or_insert(&encoded, h, i)),
+                );
+            }
+            _ => p.groups.resize(n, 0),
+        }
+        if p.rows.len() < n {
+            p.rows.extend(p.rows.len() as u32..n as u32);
+        }
+        let num_groups = self.num_groups(p);
+        for ((acc, agg), types) in p.accs.iter_mut().zip(self.aggs).zip(&self.arg_types) {
+            let values = agg
+                .args
+                .iter()
+                .map(|e| evaluate_array(e, batch))
+                .collect::<Result<Vec<_>>>()?;
+            let values = accumulators::cast_inputs(&values, types)?;
+            acc.update(&values, &p.rows[..n], &p.groups, num_groups)?;
+        }
+        Ok(())
+    }
+
+    /// Merges the groups of `partials` whose hash falls in `partition`.
+    fn merge(&self, partials: &[Partial], partition: usize, partitions: usize) -> Result<Partial> {
+        let mut out = self.partial()?;
+        let (mut src, mut dst) = (Vec::new(), Vec::new());
+        for p in partials {
+            src.clear();
+            dst.clear();
+            match (&mut out.table, &p.table) {
+                (Some(table), Some(theirs)) => {
+                    for g in 0..theirs.len() as u32 {
+                        if partitions > 1
+                            && partition_of(theirs.hash_of(g), partitions) != partition
+                        {
+                            continue;
+                        }
+                        src.push(g);
+                        dst.push(table.insert_group_from(theirs, g));
+                    }
+                }
+                _ => {
+                    src.push(0);
+                    dst.push(0);
+                }
+            }
+            let n = self.num_groups(&out);
+            for (mine, theirs) in out.accs.iter_mut().zip(&p.accs) {
+                mine.merge(theirs.as_ref(), &src, &dst, n)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn emit(&self, mut p: Partial, schema: &SchemaRef) -> Result<RecordBatch> {
+        let n = self.num_groups(&p);
+        let mut columns: Vec<ArrayRef> = match (&p.table, &self.encoder) {
+            (Some(t), Some(e)) => t.key_columns(e, &self.key_types)?,
+            _ => vec![],
+        };
+        let num_keys = columns.len();
+        for (acc, field) in p.accs.iter_mut().zip(&schema.fields()[num_keys..]) {
+            let a = acc.finish(n)?;
+            columns.push(if a.data_type() == field.data_type() {
+                a
+            } else {
+                arrow::compute::cast(&a, field.data_type())?
+            });
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(n));
+        Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            columns,
+            &options,
+        )?)
+    }
 }
 
 #[inline]
 fn partition_of(hash: u64, partitions: usize) -> usize {
-    // High bits: the table indexes with the low ones.
+    // High bits: the tables index with the low ones.
     ((hash >> 40) as usize) % partitions
 }
 
-/// Groups `input` by `keys` and computes `aggs`; no keys means one global group.
+/// Groups the input by `keys` and computes `aggs`; no keys means one global group.
 pub fn hash_aggregate(
-    input: Vec<RecordBatch>,
+    input: &MorselInput,
     keys: &[PhysicalExpr],
     aggs: &[AggregateExpr],
     schema: &SchemaRef,
 ) -> Result<Vec<RecordBatch>> {
     let key_types: Vec<DataType> = keys.iter().map(|k| k.data_type.clone()).collect();
-    let encoder = if keys.is_empty() {
-        None
-    } else {
-        Some(KeyEncoder::new(&key_types)?)
-    };
-    let arg_types: Vec<Vec<DataType>> = aggs
-        .iter()
-        .map(|a| {
-            let t: Vec<DataType> = a.args.iter().map(|e| e.data_type.clone()).collect();
-            accumulators::input_types(a.func, &t)
-        })
-        .collect();
-
-    let prepared: Vec<Prepared> = input
-        .par_iter()
-        .map(|batch| {
-            let key_arrays = keys
-                .iter()
-                .map(|k| evaluate_array(k, batch))
-                .collect::<Result<Vec<_>>>()?;
-            let mut hashes = Vec::new();
-            let encoded = encoder
-                .as_ref()
-                .map(|e| e.encode(&key_arrays, &mut hashes))
-                .transpose()?;
-            let args = aggs
-                .iter()
-                .zip(&arg_types)
-                .map(|(a, types)| {
-                    let values = a
-                        .args
-                        .iter()
-                        .map(|e| evaluate_array(e, batch))
-                        .collect::<Result<Vec<_>>>()?;
-                    accumulators::cast_inputs(&values, types)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Prepared {
-                keys: key_arrays,
-                encoded,
-                hashes,
-                args,
-                rows: batch.num_rows(),
+    let spec = Spec {
+        keys,
+        aggs,
+        encoder: if keys.is_empty() {
+            None
+        } else {
+            Some(KeyEncoder::new(&key_types)?)
+        },
+        key_types,
+        arg_types: aggs
+            .iter()
+            .map(|a| {
+                let t: Vec<DataType> = a.args.iter().map(|e| e.data_type.clone()).collect();
+                accumulators::input_types(a.func, &t)
             })
-        })
-        .collect::<Result<_>>()?;
-
-    let total: usize = prepared.iter().map(|p| p.rows).sum();
-    let partitions = if encoder.is_none() || total < PARALLEL_ROWS {
-        1
-    } else {
-        rayon::current_num_threads().max(1)
+            .collect(),
     };
-    let outputs: Vec<RecordBatch> = (0..partitions)
-        .into_par_iter()
-        .map(|p| {
-            aggregate_partition(
-                &prepared,
-                encoder.as_ref(),
-                aggs,
-                &arg_types,
-                schema,
-                p,
-                partitions,
-            )
-        })
-        .collect::<Result<_>>()?;
-    Ok(outputs
+    let partials: Vec<Result<Partial>> = input.fold(
+        || spec.partial(),
+        |p, batch| match p {
+            Ok(p) => spec.update(p, &batch),
+            Err(_) => Ok(()),
+        },
+    )?;
+    let mut partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
+    if partials.is_empty() {
+        partials.push(spec.partial()?);
+    }
+    let total: usize = partials.iter().map(|p| spec.num_groups(p)).sum();
+    let batches: Vec<RecordBatch> = if partials.len() == 1 {
+        vec![spec.emit(partials.pop().expect("one partial"), schema)?]
+    } else {
+        let partitions = if keys.is_empty() || total < PARALLEL_GROUPS {
+            1
+        } else {
+            rayon::current_num_threads() * 2
+        };
+        let partials = &partials;
+        (0..partitions)
+            .into_par_iter()
+            .map(|p| spec.emit(spec.merge(partials, p, partitions)?, schema))
+            .collect::<Result<_>>()?
+    };
+    Ok(batches
         .into_iter()
         .filter(|b| b.num_rows() > 0 || keys.is_empty())
         .collect())
-}
-
-fn aggregate_partition(
-    prepared: &[Prepared],
-    encoder: Option<&KeyEncoder>,
-    aggs: &[AggregateExpr],
-    arg_types: &[Vec<DataType>],
-    schema: &SchemaRef,
-    partition: usize,
-    partitions: usize,
-) -> Result<RecordBatch> {
-    let mut accs: Vec<Box<dyn Accumulator>> = aggs
-        .iter()
-        .zip(arg_types)
-        .map(|(a, t)| accumulators::create(a.func, a.distinct, t, &a.data_type))
-        .collect::<Result<_>>()?;
-    let mut table = encoder.map(GroupTable::new);
-    let mut first_rows: Vec<(usize, usize)> = Vec::new();
-    let mut rows = Vec::new();
-    let mut groups = Vec::new();
-    for (b, prep) in prepared.iter().enumerate() {
-        rows.clear();
-        groups.clear();
-        match (&mut table, &prep.encoded) {
-            (Some(table), Some(encoded)) => {
-                for (i, &h) in prep.hashes.iter().enumerate() {
-                    if partitions > 1 && partition_of(h, partitions) != partition {
-                        continue;
-                    }
-                    let g = table.find_or_insert(encoded, h, i);
-                    if g as usize == first_rows.len() {
-                        first_rows.push((b, i));
-                    }
-                    rows.push(i as u32);
-                    groups.push(g);
-                }
-            }
-            _ => {
-                rows.extend(0..prep.rows as u32);
-                groups.resize(prep.rows, 0);
-            }
-        }
-        let n = table.as_ref().map_or(1, |t| t.len());
-        for (acc, args) in accs.iter_mut().zip(&prep.args) {
-            acc.update(args, &rows, &groups, n)?;
-        }
-    }
-    let num_groups = table.as_ref().map_or(1, |t| t.len());
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
-    let num_keys = schema.fields().len() - aggs.len();
-    for k in 0..num_keys {
-        let sources: Vec<&dyn arrow::array::Array> =
-            prepared.iter().map(|p| p.keys[k].as_ref()).collect();
-        columns.push(if first_rows.is_empty() {
-            new_null_array(schema.field(k).data_type(), 0)
-        } else {
-            arrow::compute::interleave(&sources, &first_rows)?
-        });
-    }
-    for (acc, field) in accs.iter_mut().zip(&schema.fields()[num_keys..]) {
-        let a = acc.finish(num_groups)?;
-        columns.push(if a.data_type() == field.data_type() {
-            a
-        } else {
-            arrow::compute::cast(&a, field.data_type())?
-        });
-    }
-    let options = RecordBatchOptions::new().with_row_count(Some(num_groups));
-    Ok(RecordBatch::try_new_with_options(
-        schema.clone(),
-        columns,
-        &options,
-    )?)
 }

@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod join;
+mod morsel;
 mod pipeline;
 mod sort;
 mod window;
@@ -13,6 +14,7 @@ use crate::physical::{PhysicalPlan, Stage};
 
 pub use aggregate::hash_aggregate;
 pub use join::{cross_join, hash_join};
+pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{slice, sort};
 pub use window::window;
@@ -38,7 +40,7 @@ pub fn run_operator(
         PhysicalPlan::Pipeline { stages, .. } => run_pipeline(input(), stages),
         PhysicalPlan::HashAggregate {
             keys, aggs, schema, ..
-        } => hash_aggregate(input(), keys, aggs, schema),
+        } => hash_aggregate(&MorselInput::from_batches(input()), keys, aggs, schema),
         PhysicalPlan::HashJoin {
             left,
             right,

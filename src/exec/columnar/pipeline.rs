@@ -23,7 +23,10 @@ pub fn run_pipeline(batches: Vec<RecordBatch>, stages: &[Stage]) -> Result<Vec<R
     Ok(out.into_iter().flatten().collect())
 }
 
-fn apply_stages(mut batch: RecordBatch, stages: &[Stage]) -> Result<Option<RecordBatch>> {
+pub(crate) fn apply_stages(
+    mut batch: RecordBatch,
+    stages: &[Stage],
+) -> Result<Option<RecordBatch>> {
     for stage in stages {
         match stage {
             Stage::Filter(predicate) => {
