@@ -64,6 +64,9 @@ macro_rules! any_impl {
 pub fn input_types(func: AggFunc, args: &[DataType]) -> Vec<DataType> {
     let f64s = || args.iter().map(|_| DataType::Float64).collect();
     match func {
+        // Decimals are summed as they come: the i128 values do not change
+        // with the declared precision, so no cast is needed.
+        AggFunc::Sum | AggFunc::Mean if matches!(args.first(), Some(DataType::Decimal128(..))) => args.to_vec(),
         AggFunc::Sum => {
             vec![crate::physical::expr::agg_output_type(func, args).unwrap_or(DataType::Int64)]
         }
@@ -104,7 +107,10 @@ pub fn create(
             DataType::Decimal128(..) => Box::new(Sum::<Decimal128Type>::new(out.clone())),
             t => return Err(SlothError::types(format!("sum() of {t}"))),
         },
-        AggFunc::Mean => Box::new(Moments::new(Moment::Mean)),
+        AggFunc::Mean => match t {
+            DataType::Decimal128(_, scale) => Box::new(DecimalMean { scale, sums: vec![], counts: vec![] }),
+            _ => Box::new(Moments::new(Moment::Mean)),
+        },
         AggFunc::Var => Box::new(Moments::new(Moment::Var)),
         AggFunc::Std => Box::new(Moments::new(Moment::Std)),
         AggFunc::Median => Box::new(Quantile {
@@ -519,6 +525,57 @@ impl Accumulator for Pick {
         Ok(())
     }
     any_impl!();
+}
+
+/// Exact mean of decimals: i128 sums and counts, divided once at the end.
+struct DecimalMean {
+    scale: i8,
+    sums: Vec<i128>,
+    counts: Vec<i64>,
+}
+
+impl Accumulator for DecimalMean {
+    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+        grow(&mut self.sums, n, 0);
+        grow(&mut self.counts, n, 0);
+        let a = values[0].as_primitive::<Decimal128Type>();
+        let v = a.values();
+        let nulls = a.nulls().filter(|n| n.null_count() > 0);
+        for (&r, &g) in rows.iter().zip(groups) {
+            if nulls.is_some_and(|n| n.is_null(r as usize)) {
+                continue;
+            }
+            self.sums[g as usize] = self.sums[g as usize].wrapping_add(v[r as usize]);
+            self.counts[g as usize] += 1;
+        }
+        Ok(())
+    }
+    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
+        let other = same::<Self>(other);
+        grow(&mut self.sums, n, 0);
+        grow(&mut self.counts, n, 0);
+        for (&s, &d) in src.iter().zip(dst) {
+            let (Some(&sum), Some(&count)) = (other.sums.get(s as usize), other.counts.get(s as usize)) else {
+                continue;
+            };
+            self.sums[d as usize] = self.sums[d as usize].wrapping_add(sum);
+            self.counts[d as usize] += count;
+        }
+        Ok(())
+    }
+    any_impl!();
+    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
+        grow(&mut self.sums, n, 0);
+        grow(&mut self.counts, n, 0);
+        let unit = 10f64.powi(self.scale as i32);
+        let out: Float64Array = self
+            .sums
+            .iter()
+            .zip(&self.counts)
+            .map(|(&s, &c)| (c > 0).then(|| s as f64 / unit / c as f64))
+            .collect();
+        Ok(Arc::new(out))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
