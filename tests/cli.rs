@@ -45,7 +45,14 @@ fn sql_over_a_csv_directory_in_every_format() {
         run("json"),
         "[{\"name\":\"bob\"},{\"name\":\"cid\",\"score\":1.0}]\n"
     );
-    assert!(run("table").contains("| cid  | 1.0   |"));
+    let table = run("table");
+    assert!(
+        table.contains("│ cid  ┆ 1.0     │")
+            && table.contains("│ bob  ┆ NULL    │")
+            && table.contains("Float64")
+            && table.ends_with("2 rows\n"),
+        "{table}"
+    );
     // Parquet output, read back.
     let out_file = dir.path().join("out.parquet");
     let st = sloth()

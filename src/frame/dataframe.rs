@@ -107,25 +107,53 @@ impl DataFrame {
         io::write_ipc(path, &self.schema, &self.batches)
     }
 
-    /// Renders up to `max_rows` rows as an aligned table (head and tail when longer).
+    /// Renders up to `max_rows` rows as an aligned table: head and tail when
+    /// longer, cells cut at [`MAX_CELL`] characters, column types under the names.
     pub fn to_table_string(&self, max_rows: usize) -> String {
         let n = self.num_rows();
-        let shown: Vec<RecordBatch> = if n <= max_rows {
-            self.batches.clone()
+        let half = max_rows / 2;
+        let (head, tail) = if n <= max_rows {
+            (self.batches.clone(), vec![])
         } else {
-            let head = crate::exec::columnar::slice(self.batches.clone(), 0, Some(max_rows / 2));
-            let tail = crate::exec::columnar::slice(self.batches.clone(), n - max_rows / 2, None);
-            head.into_iter().chain(tail).collect()
+            (
+                crate::exec::columnar::slice(self.batches.clone(), 0, Some(half)),
+                crate::exec::columnar::slice(self.batches.clone(), n - half, None),
+            )
         };
-        let shown = if shown.is_empty() {
-            vec![RecordBatch::new_empty(self.schema.clone())]
-        } else {
-            shown
+        let mut table = comfy_table::Table::new();
+        table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+        table.set_header(
+            self.schema
+                .fields()
+                .iter()
+                .map(|f| format!("{}\n{}", f.name(), f.data_type()))
+                .collect::<Vec<_>>(),
+        );
+        let options = arrow::util::display::FormatOptions::default().with_null("NULL");
+        let add_rows = |table: &mut comfy_table::Table, batches: &[RecordBatch]| {
+            for b in batches {
+                let formatters: Vec<_> = b
+                    .columns()
+                    .iter()
+                    .map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options))
+                    .collect::<Result<_, _>>()
+                    .unwrap_or_default();
+                for r in 0..b.num_rows() {
+                    table.add_row(
+                        formatters
+                            .iter()
+                            .map(|f| truncate(&f.value(r).to_string()))
+                            .collect::<Vec<_>>(),
+                    );
+                }
+            }
         };
-        let table = arrow::util::pretty::pretty_format_batches(&shown)
-            .map(|t| t.to_string())
-            .unwrap_or_else(|e| format!("<cannot display: {e}>"));
-        let mut s = table;
+        add_rows(&mut table, &head);
+        if !tail.is_empty() {
+            table.add_row(self.schema.fields().iter().map(|_| "…").collect::<Vec<_>>());
+            add_rows(&mut table, &tail);
+        }
+        let mut s = table.to_string();
         if n > max_rows {
             s.push_str(&format!("\n{n} rows ({max_rows} shown)"));
         } else {
@@ -157,6 +185,18 @@ impl DataFrame {
         }
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
+}
+
+/// Longest cell shown by [`DataFrame::to_table_string`].
+pub const MAX_CELL: usize = 40;
+
+fn truncate(s: &str) -> String {
+    if s.chars().count() <= MAX_CELL {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(MAX_CELL - 1).collect();
+    out.push('…');
+    out
 }
 
 impl fmt::Display for DataFrame {

@@ -66,7 +66,9 @@ pub fn input_types(func: AggFunc, args: &[DataType]) -> Vec<DataType> {
     match func {
         // Decimals are summed as they come: the i128 values do not change
         // with the declared precision, so no cast is needed.
-        AggFunc::Sum | AggFunc::Mean if matches!(args.first(), Some(DataType::Decimal128(..))) => args.to_vec(),
+        AggFunc::Sum | AggFunc::Mean if matches!(args.first(), Some(DataType::Decimal128(..))) => {
+            args.to_vec()
+        }
         AggFunc::Sum => {
             vec![crate::physical::expr::agg_output_type(func, args).unwrap_or(DataType::Int64)]
         }
@@ -108,7 +110,11 @@ pub fn create(
             t => return Err(SlothError::types(format!("sum() of {t}"))),
         },
         AggFunc::Mean => match t {
-            DataType::Decimal128(_, scale) => Box::new(DecimalMean { scale, sums: vec![], counts: vec![] }),
+            DataType::Decimal128(_, scale) => Box::new(DecimalMean {
+                scale,
+                sums: vec![],
+                counts: vec![],
+            }),
             _ => Box::new(Moments::new(Moment::Mean)),
         },
         AggFunc::Var => Box::new(Moments::new(Moment::Var)),
@@ -535,7 +541,13 @@ struct DecimalMean {
 }
 
 impl Accumulator for DecimalMean {
-    fn update(&mut self, values: &[ArrayRef], rows: &[u32], groups: &[u32], n: usize) -> Result<()> {
+    fn update(
+        &mut self,
+        values: &[ArrayRef],
+        rows: &[u32],
+        groups: &[u32],
+        n: usize,
+    ) -> Result<()> {
         grow(&mut self.sums, n, 0);
         grow(&mut self.counts, n, 0);
         let a = values[0].as_primitive::<Decimal128Type>();
@@ -555,7 +567,9 @@ impl Accumulator for DecimalMean {
         grow(&mut self.sums, n, 0);
         grow(&mut self.counts, n, 0);
         for (&s, &d) in src.iter().zip(dst) {
-            let (Some(&sum), Some(&count)) = (other.sums.get(s as usize), other.counts.get(s as usize)) else {
+            let (Some(&sum), Some(&count)) =
+                (other.sums.get(s as usize), other.counts.get(s as usize))
+            else {
                 continue;
             };
             self.sums[d as usize] = self.sums[d as usize].wrapping_add(sum);
