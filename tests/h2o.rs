@@ -229,23 +229,26 @@ fn groupby_q1_to_q10() {
         })
         .collect();
     close(&got, &want);
-    // q8: largest two v3 by id6
+    // q8: largest two v3 by id6 (a row_number window, then a filter)
+    let order = vec![SortKey {
+        expr: col("v3"),
+        descending: true,
+        nulls_last: true,
+    }];
     let top2 = x
         .filter(col("v3").is_not_null())
-        .sort(vec![col("v3")], vec![true], true)
-        .group_by([col("id6")])
-        .agg([
-            col("v3").first().alias("top1"),
-            col("v3").max().alias("check"),
-        ]);
-    let got = keyed(&top2, 1);
-    let want = naive(&rows, |r| vec![r.id6.to_string()])
-        .into_iter()
-        .map(|(k, g)| {
-            let mx = g.iter().map(|r| r.v3).fold(f64::MIN, f64::max);
-            (k, vec![mx, mx])
-        })
-        .collect();
+        .with_columns([Expr::over(WindowFunc::RowNumber, vec![col("id6")], order).alias("rn")])
+        .filter(col("rn").lt_eq(lit(2)))
+        .select([col("id6"), col("rn"), col("v3")]);
+    let got = keyed(&top2, 2);
+    let mut want = BTreeMap::new();
+    for (k, g) in naive(&rows, |r| r.id6) {
+        let mut v: Vec<f64> = g.iter().map(|r| r.v3).collect();
+        v.sort_by(|a, b| b.total_cmp(a));
+        for (i, x) in v.iter().take(2).enumerate() {
+            want.insert(vec![k.to_string(), (i + 1).to_string()], vec![*x]);
+        }
+    }
     close(&got, &want);
     // q9: corr(v1, v2)^2 by id2, id4
     let got = keyed(

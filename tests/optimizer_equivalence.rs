@@ -109,7 +109,7 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
             ][*h as usize];
             lf.join(other, [col(first_int.as_str())], [col("ra")], how)
         }
-        Step::Union => lf.union(&[lf.clone()]),
+        Step::Union => lf.union(std::slice::from_ref(&lf)),
         Step::Unique => lf.unique(),
     }
 }
@@ -167,7 +167,7 @@ fn filter_is_not_pushed_past_sort_head() {
 fn filter_is_not_pushed_through_union_with_slice() {
     let t = table(&[(Some(1), None, None), (Some(2), None, None)], "");
     let lf = t
-        .union(&[t.clone()])
+        .union(std::slice::from_ref(&t))
         .slice(1, Some(2))
         .filter(col("a").eq(lit(2)));
     assert_eq!(common::rows(&lf.select([col("a")])), vec!["2"]);

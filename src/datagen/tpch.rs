@@ -55,7 +55,7 @@ fn generate_part(
 
 /// One TPC-H table at scale factor `sf`, in memory.
 pub fn tpch_table(table: &str, sf: f64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    if !(sf > 0.0) {
+    if sf.is_nan() || sf <= 0.0 {
         return Err(SlothError::plan(format!(
             "scale factor must be positive, got {sf}"
         )));

@@ -2,7 +2,7 @@
 //!
 //! Expressions name columns; they are resolved against a schema (and their
 //! operand types coerced) only when the physical planner turns them into
-//! [`crate::kernels::eval::PhysicalExpr`]s.
+//! [`crate::physical::expr::PhysicalExpr`]s.
 
 mod literal;
 mod typing;
@@ -548,10 +548,10 @@ impl Expr {
     fn first_column(&self) -> Option<String> {
         let mut found = None;
         self.visit(&mut |e| {
-            if found.is_none() {
-                if let Expr::Column(c) = e {
-                    found = Some(c.clone());
-                }
+            if found.is_none()
+                && let Expr::Column(c) = e
+            {
+                found = Some(c.clone());
             }
         });
         found
@@ -666,10 +666,10 @@ impl Expr {
     pub fn columns(&self) -> Vec<String> {
         let mut out = Vec::new();
         self.visit(&mut |e| {
-            if let Expr::Column(c) = e {
-                if !out.contains(c) {
-                    out.push(c.clone());
-                }
+            if let Expr::Column(c) = e
+                && !out.contains(c)
+            {
+                out.push(c.clone());
             }
         });
         out

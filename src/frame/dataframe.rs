@@ -108,7 +108,7 @@ impl DataFrame {
     }
 
     /// Renders up to `max_rows` rows as an aligned table: head and tail when
-    /// longer, cells cut at [`MAX_CELL`] characters, column types under the names.
+    /// longer, cells cut at `MAX_CELL` characters, column types under the names.
     pub fn to_table_string(&self, max_rows: usize) -> String {
         let n = self.num_rows();
         let half = max_rows / 2;

@@ -25,13 +25,13 @@ fn temp_path(target: &Path) -> PathBuf {
 
 /// Runs `write` into a temporary file and renames it onto `target`.
 fn atomic_write(target: &Path, write: impl FnOnce(BufWriter<File>) -> Result<File>) -> Result<()> {
-    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(SlothError::FileNotFound {
-                path: target.display().to_string(),
-                reason: format!("directory '{}' does not exist", dir.display()),
-            });
-        }
+    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(SlothError::FileNotFound {
+            path: target.display().to_string(),
+            reason: format!("directory '{}' does not exist", dir.display()),
+        });
     }
     let tmp = temp_path(target);
     let file = File::create(&tmp).map_err(|e| SlothError::FileNotFound {

@@ -157,7 +157,8 @@ fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
             let filter_cols: BTreeSet<String> = filter.iter().flat_map(|f| f.columns()).collect();
             for (i, f) in out.fields().iter().enumerate() {
                 let output = how.outputs_right() || i < n_left;
-                if !(output && wants(&needed, f.name())) && !filter_cols.contains(f.name()) {
+                let read_by_parent = output && wants(&needed, f.name());
+                if !read_by_parent && !filter_cols.contains(f.name()) {
                     continue;
                 }
                 if i < n_left {

@@ -219,17 +219,18 @@ fn number(s: &str) -> Result<ScalarValue> {
     if let Ok(i) = s.parse::<i64>() {
         return Ok(ScalarValue::Int64(Some(i)));
     }
-    if let Some((int, frac)) = s.split_once('.') {
-        if !s.contains(['e', 'E']) && int.len() + frac.len() <= 38 {
-            let digits = format!("{int}{frac}");
-            if let Ok(v) = digits.parse::<i128>() {
-                let precision = digits.trim_start_matches('0').len().max(frac.len()).max(1) as u8;
-                return Ok(ScalarValue::Decimal128(
-                    Some(v),
-                    precision,
-                    frac.len() as i8,
-                ));
-            }
+    if let Some((int, frac)) = s.split_once('.')
+        && !s.contains(['e', 'E'])
+        && int.len() + frac.len() <= 38
+    {
+        let digits = format!("{int}{frac}");
+        if let Ok(v) = digits.parse::<i128>() {
+            let precision = digits.trim_start_matches('0').len().max(frac.len()).max(1) as u8;
+            return Ok(ScalarValue::Decimal128(
+                Some(v),
+                precision,
+                frac.len() as i8,
+            ));
         }
     }
     s.parse::<f64>()

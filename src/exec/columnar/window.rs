@@ -57,11 +57,13 @@ pub fn window(
         (take_record_batch(&all, &idx)?, keys)
     };
     // Partition boundaries (on partition keys) and peer groups (all keys).
+    #[allow(clippy::single_range_in_vec_init)]
     let partitions = if partition_by.is_empty() {
         vec![0..n]
     } else {
         partition(&keys[..partition_by.len()])?.ranges()
     };
+    #[allow(clippy::single_range_in_vec_init)]
     let peers = if keys.is_empty() {
         vec![0..n]
     } else {
