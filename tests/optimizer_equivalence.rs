@@ -42,6 +42,10 @@ enum Step {
     Join(u8),
     Union,
     Unique,
+    /// Two outputs sharing a sub-expression (common_subexpr_eliminate).
+    Shared(i64),
+    /// Bounds on one column that may contradict (simplify_expressions).
+    Range(i64, i64),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -54,6 +58,8 @@ fn step() -> impl Strategy<Value = Step> {
         (0u8..6).prop_map(Step::Join),
         Just(Step::Union),
         Just(Step::Unique),
+        (-2i64..3).prop_map(Step::Shared),
+        (-3i64..4, -3i64..4).prop_map(|(a, b)| Step::Range(a, b)),
     ]
 }
 
@@ -111,6 +117,14 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
         }
         Step::Union => lf.union(std::slice::from_ref(&lf)),
         Step::Unique => lf.unique(),
+        Step::Shared(v) => {
+            let shared = col(first_int.as_str()) * lit(*v) + lit(1);
+            lf.with_columns([shared.clone().alias("s1"), (shared * lit(2)).alias("s2")])
+        }
+        Step::Range(lo, hi) => {
+            let c = col(first_int.as_str());
+            lf.filter(c.clone().gt(lit(*lo)).and(c.lt_eq(lit(*hi))))
+        }
     }
 }
 

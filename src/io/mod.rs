@@ -225,6 +225,16 @@ impl ScanSource {
         filters: &[crate::physical::expr::PhysicalExpr],
         metrics: &ParquetScanMetrics,
     ) -> Result<Vec<ScanUnit>> {
+        // A filter that is constant false or null (e.g. contradictory bounds): read nothing.
+        let always_false = filters.iter().any(|f| {
+            f.as_literal().is_some_and(|a| {
+                use arrow::array::{Array, AsArray};
+                a.is_null(0) || a.as_boolean_opt().is_some_and(|b| !b.value(0))
+            })
+        });
+        if always_false {
+            return Ok(vec![]);
+        }
         let out_schema = match projection {
             Some(p) => Arc::new(self.schema().project(p)?),
             None => self.schema(),

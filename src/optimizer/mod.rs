@@ -7,6 +7,8 @@
 //! ([`OptimizerOptions::disable`]); tests run every query with the optimizer
 //! on, off, and with each rule off, and compare the results.
 
+mod common_subexpr_eliminate;
+mod limit_pushdown;
 mod predicate_pushdown;
 mod projection_pushdown;
 mod simplify_expressions;
@@ -26,6 +28,8 @@ pub trait OptimizerRule: Sync {
 pub static RULES: &[&dyn OptimizerRule] = &[
     &simplify_expressions::SimplifyExpressions,
     &predicate_pushdown::PredicatePushdown,
+    &limit_pushdown::LimitPushdown,
+    &common_subexpr_eliminate::CommonSubexprEliminate,
     &projection_pushdown::ProjectionPushdown,
 ];
 

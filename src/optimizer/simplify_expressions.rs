@@ -5,7 +5,9 @@
 //!   `DATE '1998-12-01' - INTERVAL '90' DAY` → `DATE '1998-09-02'`;
 //! - `x AND true` → `x`, `x AND false` → `false`, `x OR true` → `true`,
 //!   `x OR false` → `x`, `NOT NOT x` → `x`;
-//! - a filter whose predicate folds to `true` is removed.
+//! - a filter whose predicate folds to `true` is removed;
+//! - contradictory bounds on one column (`a > 5 AND a < 3`, `a = 1 AND
+//!   a = 2`) make the whole conjunction `false` (scans then read nothing).
 //!
 //! ```text
 //! before: Filter (l_shipdate <= (DATE '1998-12-01' - INTERVAL '90 days') AND true)
@@ -105,6 +107,11 @@ fn simplify_node(plan: LogicalPlan) -> Result<LogicalPlan> {
     Ok(match plan {
         LogicalPlan::Filter { input, predicate } => {
             let predicate = fold(predicate);
+            let predicate = if contradictory(&predicate) {
+                Expr::Literal(ScalarValue::Boolean(Some(false)))
+            } else {
+                predicate
+            };
             if is_bool(&predicate, true) {
                 return Ok(Arc::unwrap_or_clone(input));
             }
@@ -120,6 +127,66 @@ fn simplify_node(plan: LogicalPlan) -> Result<LogicalPlan> {
             aggs: aggs.into_iter().map(|e| keep_name(e, fold)).collect(),
         },
         other => other,
+    })
+}
+
+/// Orders two constants of the same kind (None if they are not comparable).
+fn compare(a: &ScalarValue, b: &ScalarValue) -> Option<std::cmp::Ordering> {
+    use ScalarValue::*;
+    match (a, b) {
+        (Int64(Some(x)), Int64(Some(y))) => Some(x.cmp(y)),
+        (Float64(Some(x)), Float64(Some(y))) => x.partial_cmp(y),
+        (Date32(Some(x)), Date32(Some(y))) => Some(x.cmp(y)),
+        (Utf8(Some(x)), Utf8(Some(y))) => Some(x.cmp(y)),
+        (Decimal128(Some(x), _, s1), Decimal128(Some(y), _, s2)) if s1 == s2 => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// True if the conjuncts bound one column to an empty range.
+fn contradictory(predicate: &Expr) -> bool {
+    use std::cmp::Ordering::*;
+    // (column, op, constant) with the column on the left.
+    let mut bounds: Vec<(&str, Operator, &ScalarValue)> = Vec::new();
+    let conjuncts = predicate.clone().split_conjunction();
+    for c in &conjuncts {
+        if let Expr::Binary { left, op, right } = c {
+            match (left.as_ref(), right.as_ref()) {
+                (Expr::Column(name), Expr::Literal(v)) if op.is_comparison() => {
+                    bounds.push((name, *op, v))
+                }
+                (Expr::Literal(v), Expr::Column(name)) if op.is_comparison() => {
+                    if let Some(op) = op.swap() {
+                        bounds.push((name, op, v))
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // Two bounds on the same column that no value satisfies together.
+    let empty = |(o1, v1): (Operator, &ScalarValue), (o2, v2): (Operator, &ScalarValue)| -> bool {
+        let Some(ord) = compare(v1, v2) else {
+            return false;
+        };
+        match (o1, o2) {
+            (Operator::Eq, Operator::Eq) => ord != Equal,
+            (Operator::Eq, Operator::Lt) => ord != Less,
+            (Operator::Eq, Operator::LtEq) => ord == Greater,
+            (Operator::Eq, Operator::Gt) => ord != Greater,
+            (Operator::Eq, Operator::GtEq) => ord == Less,
+            (Operator::Gt | Operator::GtEq, Operator::Lt | Operator::LtEq) => {
+                ord == Greater || (ord == Equal && !(o1 == Operator::GtEq && o2 == Operator::LtEq))
+            }
+            _ => false,
+        }
+    };
+    // Constants of another type than the column's would be cast at run
+    // time; `compare` only orders identical kinds, so mixed ones never match.
+    bounds.iter().enumerate().any(|(i, (c1, o1, v1))| {
+        bounds[i + 1..].iter().any(|(c2, o2, v2)| {
+            c1 == c2 && (empty((*o1, v1), (*o2, v2)) || empty((*o2, v2), (*o1, v1)))
+        })
     })
 }
 
@@ -184,6 +251,34 @@ mod tests {
             after.lines().next().unwrap(),
             "Filter (d <= DATE '1998-09-02')"
         );
+    }
+
+    #[test]
+    fn contradictory_bounds_become_false() {
+        let lf = plan().filter(
+            col("d")
+                .gt(lit(date("1995-01-01")))
+                .and(col("d").lt(lit(date("1994-01-01")))),
+        );
+        let after = SimplifyExpressions
+            .rewrite(lf.logical_plan())
+            .unwrap()
+            .unwrap()
+            .to_string();
+        assert_eq!(after.lines().next().unwrap(), "Filter false");
+        // Touching bounds that admit one value stay.
+        let lf = plan().filter(
+            col("d")
+                .gt_eq(lit(date("1995-01-01")))
+                .and(col("d").lt_eq(lit(date("1995-01-01")))),
+        );
+        let after = SimplifyExpressions
+            .rewrite(lf.logical_plan())
+            .unwrap()
+            .unwrap()
+            .to_string();
+        assert!(after.starts_with("Filter ((d >="), "{after}");
+        assert_eq!(lf.collect().unwrap().num_rows(), 0);
     }
 
     #[test]

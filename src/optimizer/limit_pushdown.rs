@@ -1,0 +1,114 @@
+//! Limit pushdown: move a slice below the row-wise steps above it, and give
+//! each input of a union a limit of its own.
+//!
+//! ```text
+//! before: Slice offset=0 len=10        after: Project [a, (b + 1) AS c]
+//!           Project [a, (b + 1) AS c]           Slice offset=0 len=10
+//!             Scan t                              Scan t
+//! ```
+//! Projections keep one output row per input row, so computing them for the
+//! kept rows only gives the same result. Under a union, each input needs at
+//! most `offset + len` rows. (Sort followed by a slice becomes a top-k in the
+//! physical planner.)
+
+use std::sync::Arc;
+
+use super::OptimizerRule;
+use crate::error::Result;
+use crate::plan::LogicalPlan;
+
+/// See the module documentation.
+pub struct LimitPushdown;
+
+impl OptimizerRule for LimitPushdown {
+    fn name(&self) -> &'static str {
+        "limit_pushdown"
+    }
+    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
+        plan.transform_up(&mut |node| {
+            Ok(match node {
+                LogicalPlan::Slice { input, offset, len } => match input.as_ref() {
+                    LogicalPlan::Project {
+                        input: below,
+                        exprs,
+                    } if !exprs.iter().any(|e| e.contains_window()) => {
+                        let slice = LogicalPlan::Slice {
+                            input: below.clone(),
+                            offset,
+                            len,
+                        };
+                        LogicalPlan::Project {
+                            input: Arc::new(slice),
+                            exprs: exprs.clone(),
+                        }
+                    }
+                    LogicalPlan::Union { inputs } if len.is_some() => {
+                        let keep = offset + len.expect("checked");
+                        let limited = inputs
+                            .iter()
+                            .map(|i| match i.as_ref() {
+                                LogicalPlan::Slice {
+                                    offset: 0,
+                                    len: Some(n),
+                                    ..
+                                } if *n <= keep => i.clone(),
+                                _ => Arc::new(LogicalPlan::Slice {
+                                    input: i.clone(),
+                                    offset: 0,
+                                    len: Some(keep),
+                                }),
+                            })
+                            .collect();
+                        LogicalPlan::Slice {
+                            input: Arc::new(LogicalPlan::Union { inputs: limited }),
+                            offset,
+                            len,
+                        }
+                    }
+                    _ => LogicalPlan::Slice { input, offset, len },
+                },
+                other => other,
+            })
+        })
+        .map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{col, lit};
+    use crate::frame::LazyFrame;
+    use arrow::array::{ArrayRef, Int64Array};
+    use arrow::record_batch::RecordBatch;
+
+    fn t() -> LazyFrame {
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("a", Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef),
+            ("b", Arc::new(Int64Array::from(vec![4, 5, 6])) as ArrayRef),
+        ];
+        LazyFrame::from_batches(vec![RecordBatch::try_from_iter(cols).unwrap()]).unwrap()
+    }
+
+    #[test]
+    fn slice_moves_below_projection() {
+        let lf = t()
+            .select([col("a"), (col("b") + lit(1)).alias("c")])
+            .slice(1, Some(1));
+        let after = LimitPushdown.rewrite(lf.logical_plan()).unwrap().unwrap();
+        assert_eq!(
+            after.to_string(),
+            "Project [a, (b + 1) AS c]\n  Slice offset=1 len=1\n    Scan memory (3 rows)\n"
+        );
+    }
+
+    #[test]
+    fn union_inputs_get_their_own_limit() {
+        let lf = t().union(&[t()]).slice(1, Some(2));
+        let after = LimitPushdown.rewrite(lf.logical_plan()).unwrap().unwrap();
+        assert_eq!(
+            after.to_string(),
+            "Slice offset=1 len=2\n  Union\n    Slice offset=0 len=3\n      Scan memory (3 rows)\n    Slice offset=0 len=3\n      Scan memory (3 rows)\n"
+        );
+    }
+}
