@@ -5,6 +5,7 @@
 //! feed `EXPLAIN ANALYZE` and the profiler.
 
 pub mod columnar;
+pub mod rowwise;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -36,12 +37,30 @@ pub struct NodeMetrics {
 }
 
 /// Collects [`NodeMetrics`] during one execution.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ExecContext {
     metrics: Mutex<Vec<NodeMetrics>>,
+    /// Let an aggregate pull morsels straight from a scan pipeline (the
+    /// default); off, every operator runs as a step of its own, so its time
+    /// can be measured separately.
+    pub fuse: bool,
+}
+
+impl Default for ExecContext {
+    fn default() -> Self {
+        ExecContext {
+            metrics: Mutex::new(Vec::new()),
+            fuse: true,
+        }
+    }
 }
 
 impl ExecContext {
+    /// A context that runs every operator as its own step (no fusion).
+    pub fn unfused() -> Self {
+        ExecContext { fuse: false, ..Default::default() }
+    }
+
     fn record(
         &self,
         id: usize,
@@ -96,12 +115,15 @@ fn run(
     *next_id += 1;
     // A hash aggregate over a scan pipeline pulls morsels straight from the
     // reader instead of running its input as a separate step.
-    if let PhysicalPlan::HashAggregate {
-        input,
-        keys,
-        aggs,
-        schema,
-    } = plan
+    if let (
+        PhysicalPlan::HashAggregate {
+            input,
+            keys,
+            aggs,
+            schema,
+        },
+        true,
+    ) = (plan, ctx.fuse)
     {
         let start = Instant::now();
         if let Some(morsels) = columnar::MorselInput::stream(input)? {

@@ -411,6 +411,11 @@ impl LazyFrame {
         ))
     }
 
+    /// The physical plan the optimized query runs as.
+    pub fn physical_plan(&self) -> Result<crate::physical::PhysicalPlan> {
+        create_physical_plan(&self.optimized_plan()?)
+    }
+
     /// Runs the query.
     pub fn collect(&self) -> Result<DataFrame> {
         Ok(self.collect_with_metrics()?.0)

@@ -736,7 +736,7 @@ impl Accumulator for Quantile {
 }
 
 /// Linear-interpolated quantile (as Polars' and NumPy's default); reorders `v`.
-fn quantile(v: &mut [f64], q: f64) -> Option<f64> {
+pub(crate) fn quantile(v: &mut [f64], q: f64) -> Option<f64> {
     if v.is_empty() {
         return None;
     }

@@ -1,0 +1,244 @@
+//! Per-group aggregate state of the row-wise executor: one value at a time.
+
+use std::collections::HashSet;
+
+use super::value::Value;
+use crate::error::Result;
+use crate::expr::AggFunc;
+
+/// The state of one aggregate for one group.
+#[derive(Debug, Clone)]
+pub enum RowAcc {
+    /// count(*) / count(x) / count(distinct) / n_unique
+    Count {
+        n: i64,
+        star: bool,
+        distinct: Option<HashSet<Value>>,
+        nulls_count: bool,
+        saw_null: bool,
+    },
+    /// sum of ints (wrapping), floats, or decimals at the input's scale
+    Sum(Option<Value>),
+    /// mean: sum and count
+    Mean { sum: Option<Value>, n: i64 },
+    /// min / max
+    Extreme { max: bool, best: Option<Value> },
+    /// first / last value in input order
+    Pick { first: bool, value: Option<Value> },
+    /// Welford's count, mean, M2
+    Moments {
+        std: bool,
+        n: f64,
+        mean: f64,
+        m2: f64,
+    },
+    /// all values, for median / quantile
+    Values { q: f64, values: Vec<f64> },
+    /// co-moments for corr
+    Corr {
+        n: f64,
+        mx: f64,
+        my: f64,
+        m2x: f64,
+        m2y: f64,
+        cxy: f64,
+    },
+}
+
+impl RowAcc {
+    /// Fresh state for `func`.
+    pub fn new(func: AggFunc, distinct: bool) -> RowAcc {
+        match func {
+            AggFunc::CountStar => RowAcc::Count {
+                n: 0,
+                star: true,
+                distinct: None,
+                nulls_count: false,
+                saw_null: false,
+            },
+            AggFunc::Count => RowAcc::Count {
+                n: 0,
+                star: false,
+                distinct: distinct.then(HashSet::new),
+                nulls_count: false,
+                saw_null: false,
+            },
+            AggFunc::NUnique => RowAcc::Count {
+                n: 0,
+                star: false,
+                distinct: Some(HashSet::new()),
+                nulls_count: true,
+                saw_null: false,
+            },
+            AggFunc::Sum => RowAcc::Sum(None),
+            AggFunc::Mean => RowAcc::Mean { sum: None, n: 0 },
+            AggFunc::Min | AggFunc::Max => RowAcc::Extreme {
+                max: func == AggFunc::Max,
+                best: None,
+            },
+            AggFunc::First | AggFunc::Last => RowAcc::Pick {
+                first: func == AggFunc::First,
+                value: None,
+            },
+            AggFunc::Std | AggFunc::Var => RowAcc::Moments {
+                std: func == AggFunc::Std,
+                n: 0.0,
+                mean: 0.0,
+                m2: 0.0,
+            },
+            AggFunc::Median => RowAcc::Values {
+                q: 0.5,
+                values: vec![],
+            },
+            AggFunc::Quantile(q) => RowAcc::Values { q, values: vec![] },
+            AggFunc::Corr => RowAcc::Corr {
+                n: 0.0,
+                mx: 0.0,
+                my: 0.0,
+                m2x: 0.0,
+                m2y: 0.0,
+                cxy: 0.0,
+            },
+        }
+    }
+
+    /// Adds one row's argument values.
+    pub fn update(&mut self, args: &[Value]) -> Result<()> {
+        let v = args.first().cloned().unwrap_or(Value::Null);
+        match self {
+            RowAcc::Count {
+                n,
+                star,
+                distinct,
+                nulls_count,
+                saw_null,
+            } => {
+                if *star {
+                    *n += 1;
+                } else if v.is_null() {
+                    *saw_null |= *nulls_count;
+                } else if let Some(set) = distinct {
+                    set.insert(v);
+                } else {
+                    *n += 1;
+                }
+            }
+            RowAcc::Sum(sum) | RowAcc::Mean { sum, .. } => {
+                if !v.is_null() {
+                    *sum = Some(match (sum.take(), v) {
+                        (None, x) => x,
+                        (Some(Value::Int(a)), Value::Int(b)) => Value::Int(a.wrapping_add(b)),
+                        (Some(Value::Decimal(a, s)), Value::Decimal(b, _)) => {
+                            Value::Decimal(a.wrapping_add(b), s)
+                        }
+                        (Some(a), b) => {
+                            Value::Float(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0))
+                        }
+                    });
+                    if let RowAcc::Mean { n, .. } = self {
+                        *n += 1;
+                    }
+                }
+            }
+            RowAcc::Extreme { max, best } => {
+                if !v.is_null() {
+                    let better = match best {
+                        None => true,
+                        Some(b) => {
+                            let ord = v.sort_cmp(b, true);
+                            if *max { ord.is_gt() } else { ord.is_lt() }
+                        }
+                    };
+                    if better {
+                        *best = Some(v);
+                    }
+                }
+            }
+            RowAcc::Pick { first, value } => {
+                if !*first || value.is_none() {
+                    *value = Some(v);
+                }
+            }
+            RowAcc::Moments { n, mean, m2, .. } => {
+                if let Some(x) = v.as_f64() {
+                    *n += 1.0;
+                    let d = x - *mean;
+                    *mean += d / *n;
+                    *m2 += d * (x - *mean);
+                }
+            }
+            RowAcc::Values { values, .. } => {
+                if let Some(x) = v.as_f64() {
+                    values.push(x);
+                }
+            }
+            RowAcc::Corr {
+                n,
+                mx,
+                my,
+                m2x,
+                m2y,
+                cxy,
+            } => {
+                let y = args.get(1).and_then(|a| a.as_f64());
+                if let (Some(x), Some(y)) = (v.as_f64(), y) {
+                    *n += 1.0;
+                    let (dx, dy) = (x - *mx, y - *my);
+                    *mx += dx / *n;
+                    *my += dy / *n;
+                    *m2x += dx * (x - *mx);
+                    *m2y += dy * (y - *my);
+                    *cxy += dx * (y - *my);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The final value.
+    pub fn finish(&self) -> Value {
+        match self {
+            RowAcc::Count {
+                n,
+                distinct,
+                nulls_count,
+                saw_null,
+                ..
+            } => {
+                let distinct_n = distinct.as_ref().map(|s| s.len() as i64);
+                Value::Int(distinct_n.unwrap_or(*n) + (*nulls_count && *saw_null) as i64)
+            }
+            RowAcc::Sum(sum) => sum.clone().unwrap_or(Value::Null),
+            RowAcc::Mean { sum, n } => match sum {
+                None => Value::Null,
+                Some(Value::Decimal(v, s)) => {
+                    Value::Float(*v as f64 / 10f64.powi(*s as i32) / *n as f64)
+                }
+                Some(v) => Value::Float(v.as_f64().unwrap_or(0.0) / *n as f64),
+            },
+            RowAcc::Extreme { best, .. } => best.clone().unwrap_or(Value::Null),
+            RowAcc::Pick { value, .. } => value.clone().unwrap_or(Value::Null),
+            RowAcc::Moments { std, n, m2, .. } => {
+                if *n > 1.0 {
+                    let var = m2 / (n - 1.0);
+                    Value::Float(if *std { var.sqrt() } else { var })
+                } else {
+                    Value::Null
+                }
+            }
+            RowAcc::Values { q, values } => {
+                let mut v = values.clone();
+                crate::kernels::accumulators::quantile(&mut v, *q).map_or(Value::Null, Value::Float)
+            }
+            RowAcc::Corr {
+                n, m2x, m2y, cxy, ..
+            } => {
+                if *n > 1.0 {
+                    Value::Float(cxy / (m2x * m2y).sqrt())
+                } else {
+                    Value::Null
+                }
+            }
+        }
+    }
+}

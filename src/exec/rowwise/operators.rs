@@ -1,0 +1,506 @@
+//! Volcano-style operators: each `next()` call returns one row.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+
+use super::aggregates::RowAcc;
+use super::expr::eval;
+use super::value::{Row, Value};
+use crate::error::Result;
+use crate::expr::WindowFunc;
+use crate::physical::expr::PhysicalExpr;
+use crate::physical::{AggregateExpr, Stage};
+use crate::plan::JoinType;
+
+/// A tuple-at-a-time operator.
+pub trait RowOperator {
+    /// The next row, or `None` at the end.
+    fn next(&mut self) -> Result<Option<Row>>;
+}
+
+/// Counts rows and time of the operator it wraps (time includes its inputs).
+pub struct Metered {
+    pub inner: Box<dyn RowOperator>,
+    pub rows: usize,
+    pub time: Duration,
+}
+
+impl Metered {
+    pub fn next(&mut self) -> Result<Option<Row>> {
+        let start = Instant::now();
+        let r = self.inner.next();
+        self.time += start.elapsed();
+        if matches!(r, Ok(Some(_))) {
+            self.rows += 1;
+        }
+        r
+    }
+}
+
+/// Input of an operator, shared with the metrics table by index.
+pub type Input = std::rc::Rc<std::cell::RefCell<Metered>>;
+
+fn pull(input: &Input) -> Result<Option<Row>> {
+    input.borrow_mut().next()
+}
+
+fn drain(input: &Input) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    while let Some(r) = pull(input)? {
+        rows.push(r);
+    }
+    Ok(rows)
+}
+
+/// Rows of record batches, cell by cell; applies the scan's filters.
+pub struct ScanOp {
+    pub batches: Vec<RecordBatch>,
+    pub filters: Vec<PhysicalExpr>,
+    pub schema: SchemaRef,
+    pub batch: usize,
+    pub row: usize,
+}
+
+impl RowOperator for ScanOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        loop {
+            let Some(b) = self.batches.get(self.batch) else {
+                return Ok(None);
+            };
+            if self.row >= b.num_rows() {
+                self.batch += 1;
+                self.row = 0;
+                continue;
+            }
+            let i = self.row;
+            self.row += 1;
+            let row = b
+                .columns()
+                .iter()
+                .map(|c| Value::from_array(c.as_ref(), i))
+                .collect::<Result<Row>>()?;
+            if self.filters.iter().try_fold(true, |ok, f| {
+                Ok::<_, crate::SlothError>(
+                    ok && matches!(eval(f, &row, &self.schema)?, Value::Bool(true)),
+                )
+            })? {
+                return Ok(Some(row));
+            }
+        }
+    }
+}
+
+/// Filter and project stages, one row at a time.
+pub struct PipelineOp {
+    pub input: Input,
+    /// Each stage with the schema of the rows it receives.
+    pub stages: Vec<(Stage, SchemaRef)>,
+}
+
+impl RowOperator for PipelineOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        'rows: while let Some(mut row) = pull(&self.input)? {
+            for (stage, schema) in &self.stages {
+                match stage {
+                    Stage::Filter(p) => {
+                        if !matches!(eval(p, &row, schema)?, Value::Bool(true)) {
+                            continue 'rows;
+                        }
+                    }
+                    Stage::Project(exprs, _) => {
+                        row = exprs
+                            .iter()
+                            .map(|e| eval(e, &row, schema))
+                            .collect::<Result<Row>>()?;
+                    }
+                }
+            }
+            return Ok(Some(row));
+        }
+        Ok(None)
+    }
+}
+
+/// Hash aggregation over a `HashMap` of key rows.
+pub struct AggregateOp {
+    pub input: Input,
+    pub schema: SchemaRef,
+    pub keys: Vec<PhysicalExpr>,
+    pub aggs: Vec<AggregateExpr>,
+    pub output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl RowOperator for AggregateOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        if self.output.is_none() {
+            let mut groups: HashMap<Row, usize> = HashMap::new();
+            let mut states: Vec<(Row, Vec<RowAcc>)> = Vec::new();
+            let fresh = || {
+                self.aggs
+                    .iter()
+                    .map(|a| RowAcc::new(a.func, a.distinct))
+                    .collect::<Vec<_>>()
+            };
+            if self.keys.is_empty() {
+                states.push((vec![], fresh()));
+            }
+            while let Some(row) = pull(&self.input)? {
+                let key = self
+                    .keys
+                    .iter()
+                    .map(|k| eval(k, &row, &self.schema))
+                    .collect::<Result<Row>>()?;
+                let g = match groups.get(&key) {
+                    Some(&g) => g,
+                    None if self.keys.is_empty() => 0,
+                    None => {
+                        states.push((key.clone(), fresh()));
+                        groups.insert(key, states.len() - 1);
+                        states.len() - 1
+                    }
+                };
+                for (acc, agg) in states[g].1.iter_mut().zip(&self.aggs) {
+                    let args = agg
+                        .args
+                        .iter()
+                        .map(|a| eval(a, &row, &self.schema))
+                        .collect::<Result<Row>>()?;
+                    acc.update(&args)?;
+                }
+            }
+            let rows: Vec<Row> = states
+                .into_iter()
+                .map(|(mut k, accs)| {
+                    k.extend(accs.iter().map(|a| a.finish()));
+                    k
+                })
+                .collect();
+            self.output = Some(rows.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(|o| o.next()))
+    }
+}
+
+/// Hash join: the right input is built into a `HashMap`, the left probes.
+pub struct JoinOp {
+    pub left: Input,
+    pub right: Input,
+    pub left_schema: SchemaRef,
+    pub right_schema: SchemaRef,
+    pub pair_schema: SchemaRef,
+    pub left_keys: Vec<PhysicalExpr>,
+    pub right_keys: Vec<PhysicalExpr>,
+    pub how: JoinType,
+    pub filter: Option<PhysicalExpr>,
+    pub built: Option<(HashMap<Row, Vec<usize>>, Vec<Row>, Vec<bool>)>,
+    pub pending: std::collections::VecDeque<Row>,
+    pub probe_done: bool,
+    pub right_width: usize,
+    pub left_width: usize,
+}
+
+impl JoinOp {
+    fn build(&mut self) -> Result<()> {
+        let rows = drain(&self.right)?;
+        let mut table: HashMap<Row, Vec<usize>> = HashMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            let key = self
+                .right_keys
+                .iter()
+                .map(|k| eval(k, r, &self.right_schema))
+                .collect::<Result<Row>>()?;
+            if key.iter().any(|v| v.is_null()) {
+                continue;
+            }
+            table.entry(key).or_default().push(i);
+        }
+        self.right_width = self.right_schema.fields().len();
+        self.left_width = self.left_schema.fields().len();
+        let matched = vec![false; rows.len()];
+        self.built = Some((table, rows, matched));
+        Ok(())
+    }
+}
+
+impl RowOperator for JoinOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        if self.built.is_none() {
+            self.build()?;
+        }
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Ok(Some(r));
+            }
+            if self.probe_done {
+                return Ok(None);
+            }
+            let Some(left) = pull(&self.left)? else {
+                self.probe_done = true;
+                // Unmatched right rows of right/full joins.
+                if matches!(self.how, JoinType::Right | JoinType::Full) {
+                    let (_, rows, matched) = self.built.as_ref().expect("built");
+                    for (r, m) in rows.iter().zip(matched) {
+                        if !m {
+                            let mut out = vec![Value::Null; self.left_width];
+                            out.extend(r.iter().cloned());
+                            self.pending.push_back(out);
+                        }
+                    }
+                }
+                continue;
+            };
+            let key = self
+                .left_keys
+                .iter()
+                .map(|k| eval(k, &left, &self.left_schema))
+                .collect::<Result<Row>>()?;
+            let (table, rows, matched) = self.built.as_mut().expect("built");
+            let candidates: &[usize] = if key.iter().any(|v| v.is_null()) {
+                &[]
+            } else {
+                table.get(&key).map_or(&[], |v| v.as_slice())
+            };
+            let mut hit = false;
+            for &i in candidates {
+                let mut pair = left.clone();
+                pair.extend(rows[i].iter().cloned());
+                if let Some(f) = &self.filter {
+                    if !matches!(eval(f, &pair, &self.pair_schema)?, Value::Bool(true)) {
+                        continue;
+                    }
+                }
+                hit = true;
+                matched[i] = true;
+                match self.how {
+                    JoinType::Semi | JoinType::Anti => break,
+                    _ => self.pending.push_back(pair),
+                }
+            }
+            match self.how {
+                JoinType::Semi if hit => self.pending.push_back(left),
+                JoinType::Anti if !hit => self.pending.push_back(left),
+                JoinType::Left | JoinType::Full if !hit => {
+                    let mut out = left;
+                    out.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                    self.pending.push_back(out);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Every pair of rows, left-major.
+pub struct CrossJoinOp {
+    pub left: Input,
+    pub right: Input,
+    pub right_rows: Option<Vec<Row>>,
+    pub current: Option<Row>,
+    pub pos: usize,
+}
+
+impl RowOperator for CrossJoinOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        if self.right_rows.is_none() {
+            self.right_rows = Some(drain(&self.right)?);
+        }
+        let right = self.right_rows.as_ref().expect("drained");
+        loop {
+            if let Some(l) = &self.current {
+                if self.pos < right.len() {
+                    let mut out = l.clone();
+                    out.extend(right[self.pos].iter().cloned());
+                    self.pos += 1;
+                    return Ok(Some(out));
+                }
+            }
+            match pull(&self.left)? {
+                Some(l) => {
+                    self.current = Some(l);
+                    self.pos = 0;
+                }
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+/// Sort (top-k with `limit`): collects, sorts with a comparator, emits.
+pub struct SortOp {
+    pub input: Input,
+    pub schema: SchemaRef,
+    pub keys: Vec<(PhysicalExpr, arrow::compute::SortOptions)>,
+    pub limit: Option<usize>,
+    pub output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl RowOperator for SortOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        if self.output.is_none() {
+            let rows = drain(&self.input)?;
+            let mut keyed: Vec<(Row, Row)> = rows
+                .into_iter()
+                .map(|r| {
+                    Ok((
+                        self.keys
+                            .iter()
+                            .map(|(k, _)| eval(k, &r, &self.schema))
+                            .collect::<Result<Row>>()?,
+                        r,
+                    ))
+                })
+                .collect::<Result<_>>()?;
+            let opts: Vec<_> = self.keys.iter().map(|(_, o)| *o).collect();
+            keyed.sort_by(|(a, _), (b, _)| {
+                for ((x, y), o) in a.iter().zip(b).zip(&opts) {
+                    let mut ord = x.sort_cmp(y, o.nulls_first);
+                    if o.descending && !x.is_null() && !y.is_null() {
+                        ord = ord.reverse();
+                    }
+                    if ord.is_ne() {
+                        return ord;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            if let Some(l) = self.limit {
+                keyed.truncate(l);
+            }
+            self.output = Some(
+                keyed
+                    .into_iter()
+                    .map(|(_, r)| r)
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            );
+        }
+        Ok(self.output.as_mut().and_then(|o| o.next()))
+    }
+}
+
+/// Skips `offset` rows, then passes at most `len`.
+pub struct SliceOp {
+    pub input: Input,
+    pub offset: usize,
+    pub len: Option<usize>,
+    pub seen: usize,
+}
+
+impl RowOperator for SliceOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        while self.seen < self.offset {
+            if pull(&self.input)?.is_none() {
+                return Ok(None);
+            }
+            self.seen += 1;
+        }
+        if self.len.is_some_and(|l| self.seen >= self.offset + l) {
+            return Ok(None);
+        }
+        let r = pull(&self.input)?;
+        if r.is_some() {
+            self.seen += 1;
+        }
+        Ok(r)
+    }
+}
+
+/// Inputs one after the other.
+pub struct UnionOp {
+    pub inputs: Vec<Input>,
+    pub current: usize,
+}
+
+impl RowOperator for UnionOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        while let Some(i) = self.inputs.get(self.current) {
+            if let Some(r) = pull(i)? {
+                return Ok(Some(r));
+            }
+            self.current += 1;
+        }
+        Ok(None)
+    }
+}
+
+/// row_number / rank / dense_rank over sorted partitions.
+pub struct WindowOp {
+    pub input: Input,
+    pub schema: SchemaRef,
+    pub func: WindowFunc,
+    pub partition_by: Vec<PhysicalExpr>,
+    pub order_by: Vec<(PhysicalExpr, arrow::compute::SortOptions)>,
+    pub output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl RowOperator for WindowOp {
+    fn next(&mut self) -> Result<Option<Row>> {
+        if self.output.is_none() {
+            let rows = drain(&self.input)?;
+            let mut keyed: Vec<(Row, Row, Row)> = rows
+                .into_iter()
+                .map(|r| {
+                    let p = self
+                        .partition_by
+                        .iter()
+                        .map(|k| eval(k, &r, &self.schema))
+                        .collect::<Result<Row>>()?;
+                    let o = self
+                        .order_by
+                        .iter()
+                        .map(|(k, _)| eval(k, &r, &self.schema))
+                        .collect::<Result<Row>>()?;
+                    Ok((p, o, r))
+                })
+                .collect::<Result<_>>()?;
+            let opts: Vec<_> = self.order_by.iter().map(|(_, o)| *o).collect();
+            let cmp_order = |a: &Row, b: &Row| {
+                for ((x, y), o) in a.iter().zip(b).zip(&opts) {
+                    let mut ord = x.sort_cmp(y, o.nulls_first);
+                    if o.descending && !x.is_null() && !y.is_null() {
+                        ord = ord.reverse();
+                    }
+                    if ord.is_ne() {
+                        return ord;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            };
+            keyed.sort_by(|a, b| {
+                let p =
+                    a.0.iter()
+                        .zip(&b.0)
+                        .map(|(x, y)| x.sort_cmp(y, true))
+                        .find(|o| o.is_ne());
+                p.unwrap_or_else(|| cmp_order(&a.1, &b.1))
+            });
+            let mut out = Vec::with_capacity(keyed.len());
+            let (mut row_number, mut rank, mut dense) = (0i64, 0i64, 0i64);
+            for i in 0..keyed.len() {
+                let new_partition = i == 0 || keyed[i].0 != keyed[i - 1].0;
+                let new_peer = new_partition || cmp_order(&keyed[i].1, &keyed[i - 1].1).is_ne();
+                if new_partition {
+                    row_number = 0;
+                    dense = 0;
+                }
+                row_number += 1;
+                if new_peer {
+                    rank = row_number;
+                    dense += 1;
+                }
+                let mut r = keyed[i].2.clone();
+                r.push(Value::Int(match self.func {
+                    WindowFunc::RowNumber => row_number,
+                    WindowFunc::Rank => rank,
+                    WindowFunc::DenseRank => dense,
+                }));
+                out.push(r);
+            }
+            self.output = Some(out.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(|o| o.next()))
+    }
+}
