@@ -42,10 +42,22 @@ enum Command {
         #[arg(long)]
         analyze: bool,
     },
-    /// Run a query and show where time goes, operator by operator.
+    /// Run a query tuple-at-a-time and columnar, and compare them operator by operator.
     Profile {
         #[command(flatten)]
         source: Source,
+        /// Read at most this many rows from each scan (both strategies; 0: all).
+        #[arg(long, default_value_t = 1_000_000)]
+        rowwise_limit: usize,
+        /// Also time the columnar executor with fusion (scan pipelines folded into aggregates).
+        #[arg(long)]
+        fusion: bool,
+        /// Write the figures as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Draw the figures as an SVG bar chart.
+        #[arg(long)]
+        svg: Option<PathBuf>,
     },
     /// Generate datasets.
     #[command(subcommand)]
@@ -393,12 +405,29 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Profile { source } => {
+        Command::Profile {
+            source,
+            rowwise_limit,
+            fusion,
+            json,
+            svg,
+        } => {
             let ctx = context(&source)?;
             let sql = query_text(&source)?
                 .ok_or_else(|| SlothError::plan("give a query with -c or -f"))?;
             let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
-            println!("{}", lf.profile()?);
+            let options = sloth::profile::ProfileOptions {
+                row_limit: (rowwise_limit > 0).then_some(rowwise_limit),
+                fusion,
+            };
+            let p = sloth::profile::profile(&lf, &options)?;
+            write_stdout(&p.to_text())?;
+            if let Some(path) = json {
+                std::fs::write(&path, p.to_json())?;
+            }
+            if let Some(path) = svg {
+                std::fs::write(&path, p.to_svg())?;
+            }
             Ok(())
         }
         Command::Gen(g) => generate(g),

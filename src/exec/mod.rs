@@ -34,6 +34,8 @@ pub struct NodeMetrics {
     pub self_time: Duration,
     /// Extra counters (e.g. row groups pruned).
     pub extra: String,
+    /// For scans: bytes of Arrow data decoded, before filtering.
+    pub bytes_in: usize,
 }
 
 /// Collects [`NodeMetrics`] during one execution.
@@ -58,7 +60,10 @@ impl Default for ExecContext {
 impl ExecContext {
     /// A context that runs every operator as its own step (no fusion).
     pub fn unfused() -> Self {
-        ExecContext { fuse: false, ..Default::default() }
+        ExecContext {
+            fuse: false,
+            ..Default::default()
+        }
     }
 
     fn record(
@@ -82,6 +87,12 @@ impl ExecContext {
                 bytes_out: out.iter().map(|b| b.get_array_memory_size()).sum(),
                 self_time,
                 extra,
+                bytes_in: match plan {
+                    PhysicalPlan::Scan { metrics, .. } => metrics
+                        .bytes_read
+                        .load(std::sync::atomic::Ordering::Relaxed),
+                    _ => 0,
+                },
             });
     }
 
@@ -197,6 +208,7 @@ fn record_fused(
         bytes_out: 0,
         self_time: Duration::ZERO,
         extra,
+        bytes_in: 0,
     });
     for child in plan.children() {
         record_fused(child, ctx, next_id, depth + 1, rows);

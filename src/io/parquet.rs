@@ -25,6 +25,8 @@ pub struct ParquetScanMetrics {
     pub row_groups: AtomicUsize,
     /// Row groups skipped by statistics.
     pub row_groups_pruned: AtomicUsize,
+    /// Bytes of the Arrow arrays decoded (before the scan's filters).
+    pub bytes_read: AtomicUsize,
 }
 
 fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<std::fs::File>> {

@@ -97,7 +97,16 @@ impl PhysicalExpr {
                 if *op == Operator::Plus && matches!(l.data_type, DataType::Interval(_)) {
                     std::mem::swap(&mut l, &mut r);
                 }
-                let (lt, rt) = coerce_binary(*op, &l.data_type, &r.data_type)?;
+                let (mut lt, mut rt) = coerce_binary(*op, &l.data_type, &r.data_type)?;
+                // `column < constant`: bring the constant to the column's own
+                // type when that is exact, rather than casting every row.
+                if op.is_comparison() {
+                    if r.as_literal().is_some() && fits_exactly(&r, &l.data_type, &lt) {
+                        (lt, rt) = (l.data_type.clone(), l.data_type.clone());
+                    } else if l.as_literal().is_some() && fits_exactly(&l, &r.data_type, &rt) {
+                        (lt, rt) = (r.data_type.clone(), r.data_type.clone());
+                    }
+                }
                 let l = l.cast_to(&lt)?;
                 let r = r.cast_to(&rt)?;
                 let out = if op.is_comparison() || matches!(op, Operator::And | Operator::Or) {
@@ -234,6 +243,31 @@ impl PhysicalExpr {
             _ => None,
         }
     }
+}
+
+/// True if the constant `lit`, cast to `column` (a decimal with the scale
+/// of the coerced type `common`), keeps its exact value.
+fn fits_exactly(lit: &PhysicalExpr, column: &DataType, common: &DataType) -> bool {
+    let (DataType::Decimal128(_, s1), DataType::Decimal128(_, s2)) = (column, common) else {
+        return false;
+    };
+    if s1 != s2 || !arrow::compute::can_cast_types(&lit.data_type, column) {
+        return false;
+    }
+    let Some(a) = lit.as_literal() else {
+        return false;
+    };
+    let opts = arrow::compute::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let (Ok(direct), Ok(via)) = (
+        arrow::compute::cast_with_options(a, column, &opts),
+        arrow::compute::cast(a, common),
+    ) else {
+        return false;
+    };
+    arrow::compute::cast(&direct, common).is_ok_and(|d| d.as_ref() == via.as_ref())
 }
 
 fn literal(v: &ScalarValue) -> Result<PhysicalExpr> {

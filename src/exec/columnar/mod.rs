@@ -34,6 +34,10 @@ pub fn run_operator(
             ..
         } => {
             let batches = source.read(projection.as_deref(), filters, metrics)?;
+            let bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
+            metrics
+                .bytes_read
+                .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
             let stages: Vec<Stage> = filters.iter().cloned().map(Stage::Filter).collect();
             run_pipeline(batches, &stages)
         }
