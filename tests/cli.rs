@@ -207,3 +207,45 @@ fn explain_shows_pushdown() {
         "{s}"
     );
 }
+
+#[test]
+fn profile_compares_rowwise_and_columnar() {
+    let dir = csv_dir();
+    let json = dir.path().join("p.json");
+    let svg = dir.path().join("p.svg");
+    let out = sloth()
+        .args(["profile", "--data"])
+        .arg(dir.path())
+        .args(["--rowwise-limit", "2", "--fusion", "--json"])
+        .arg(&json)
+        .arg("--svg")
+        .arg(&svg)
+        .args([
+            "-c",
+            "select name, count(*) as n from t where id > 0 group by name",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("HashAggregate") && text.contains("row-wise") && text.contains("speedup"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sampled: each scan read at most its first 2 rows"),
+        "{text}"
+    );
+    let json = std::fs::read_to_string(json).unwrap();
+    assert!(
+        json.starts_with("{\"operators\":[") && json.contains("\"sampled_rows\":2"),
+        "{json}"
+    );
+    // Two rows sampled: the aggregate sees 2 rows and makes 2 groups.
+    assert!(json.contains("\"rows\":2"), "{json}");
+    assert!(std::fs::read_to_string(svg).unwrap().starts_with("<svg"));
+}

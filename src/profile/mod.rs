@@ -86,9 +86,9 @@ pub struct Profile {
     pub operators: Vec<OperatorProfile>,
     /// Wall time of the row-wise run.
     pub rowwise_total: Duration,
-    /// Wall time of the columnar run, every operator a step.
+    /// Wall time of the columnar run, every operator a step (median of 3).
     pub columnar_total: Duration,
-    /// Wall time of the columnar run with fusion, when asked for.
+    /// Wall time of the columnar run with fusion, when asked for (median of 3).
     pub fused_total: Option<Duration>,
     /// Bytes the scans produced (columnar), for throughput.
     pub scanned_bytes: usize,
@@ -104,22 +104,32 @@ pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
     if let Some(n) = options.row_limit {
         plan = sample(&plan, n)?;
     }
-    // Columnar first (it also warms the file cache for the row-wise run).
-    let ctx = ExecContext::unfused();
-    let start = Instant::now();
-    execute_with(&plan, &ctx)?;
-    let columnar_total = start.elapsed();
-    let fused_total = if options.fusion {
+    // Columnar runs are short: take the median of three (the first also
+    // warms the file cache for the row-wise run, which runs once).
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let ctx = ExecContext::unfused();
         let start = Instant::now();
-        execute_with(&plan, &ExecContext::default())?;
-        Some(start.elapsed())
+        execute_with(&plan, &ctx)?;
+        runs.push((start.elapsed(), ctx.metrics()));
+    }
+    runs.sort_by_key(|(t, _)| *t);
+    let (columnar_total, col_metrics) = runs.swap_remove(1);
+    let fused_total = if options.fusion {
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let start = Instant::now();
+            execute_with(&plan, &ExecContext::default())?;
+            times.push(start.elapsed());
+        }
+        times.sort();
+        Some(times[1])
     } else {
         None
     };
     let start = Instant::now();
     let (_, row_metrics) = execute_rowwise(&plan)?;
     let rowwise_total = start.elapsed();
-    let col_metrics = ctx.metrics();
     let scanned_bytes = col_metrics.iter().map(|m| m.bytes_in).sum();
     let operators = col_metrics
         .iter()

@@ -67,7 +67,7 @@ impl Profile {
         writeln!(s).ok();
         writeln!(
             s,
-            "total: row-wise {:.1} ms, columnar {:.1} ms ({:.1}× faster){}",
+            "total: row-wise {:.1} ms (one run), columnar {:.1} ms (median of 3; {:.1}× faster){}",
             ms(self.rowwise_total),
             ms(self.columnar_total),
             speedup(self.rowwise_total, self.columnar_total),
@@ -135,7 +135,7 @@ impl Profile {
         let row_h = 34.0;
         let left = 360.0;
         let width = 960.0;
-        let plot_w = width - left - 90.0;
+        let plot_w = width - left - 180.0;
         let height = 70.0 + row_h * self.operators.len() as f64 + 40.0;
         let max_ms = self
             .operators
