@@ -8,6 +8,7 @@
 //! and `to_svg` render them.
 
 mod bandwidth;
+mod process;
 mod report;
 
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ use crate::io::{ParquetScanMetrics, ScanSource};
 use crate::physical::PhysicalPlan;
 
 pub use bandwidth::memory_bandwidth;
+pub use process::{cpu_time, peak_rss};
 
 /// Formats metrics as the physical plan tree annotated with rows, batches,
 /// bytes and time per operator (`EXPLAIN ANALYZE`).
@@ -96,6 +98,10 @@ pub struct Profile {
     pub sampled: Option<usize>,
     /// Measured memory bandwidth of this machine, GB/s.
     pub bandwidth_gbs: f64,
+    /// CPU time (all threads) of the median columnar run.
+    pub columnar_cpu: Option<Duration>,
+    /// Peak resident memory of the process after the columnar runs.
+    pub columnar_peak_rss: Option<u64>,
 }
 
 /// Profiles `lf` (optimized) with both strategies.
@@ -109,12 +115,15 @@ pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
     let mut runs = Vec::new();
     for _ in 0..3 {
         let ctx = ExecContext::unfused();
+        let cpu = cpu_time();
         let start = Instant::now();
         execute_with(&plan, &ctx)?;
-        runs.push((start.elapsed(), ctx.metrics()));
+        let cpu = cpu.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
+        runs.push((start.elapsed(), ctx.metrics(), cpu));
     }
-    runs.sort_by_key(|(t, _)| *t);
-    let (columnar_total, col_metrics) = runs.swap_remove(1);
+    let columnar_peak_rss = peak_rss();
+    runs.sort_by_key(|(t, _, _)| *t);
+    let (columnar_total, col_metrics, columnar_cpu) = runs.swap_remove(1);
     let fused_total = if options.fusion {
         let mut times = Vec::new();
         for _ in 0..3 {
@@ -151,6 +160,8 @@ pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
         scanned_bytes,
         sampled: options.row_limit,
         bandwidth_gbs: memory_bandwidth(),
+        columnar_cpu,
+        columnar_peak_rss,
     })
 }
 

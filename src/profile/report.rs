@@ -81,7 +81,9 @@ impl Profile {
             }
         )
         .ok();
-        writeln!(
+        // Sampled scans serve rows already in memory: no read throughput to speak of.
+        if self.sampled.is_none() {
+            writeln!(
             s,
             "columnar throughput: {:.2} GB/s of scanned Arrow data = {:.0}% of this machine's memory bandwidth ({:.1} GB/s)",
             self.throughput_gbs(),
@@ -89,6 +91,17 @@ impl Profile {
             self.bandwidth_gbs
         )
         .ok();
+        }
+        if let (Some(cpu), Some(rss)) = (self.columnar_cpu, self.columnar_peak_rss) {
+            writeln!(
+                s,
+                "columnar CPU time {:.1} ms ({:.1} cores busy on average); peak resident memory {:.1} MB",
+                ms(cpu),
+                cpu.as_secs_f64() / self.columnar_total.as_secs_f64().max(1e-9),
+                rss as f64 / 1e6
+            )
+            .ok();
+        }
         if let Some(n) = self.sampled {
             writeln!(
                 s,
