@@ -59,6 +59,24 @@ enum Command {
         #[arg(long)]
         svg: Option<PathBuf>,
     },
+    /// Time SQL files in this process: a warm-up, then `--runs` hot runs each (median).
+    Bench {
+        /// Directories of tables, as for `sql`.
+        #[arg(long)]
+        data: Vec<PathBuf>,
+        /// SQL files to run (a directory: all its *.sql files).
+        #[arg(required = true)]
+        queries: Vec<PathBuf>,
+        /// Timed runs per query.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Write the timings as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write each query's result as CSV into this directory.
+        #[arg(long)]
+        results: Option<PathBuf>,
+    },
     /// Generate datasets.
     #[command(subcommand)]
     Gen(Gen),
@@ -364,6 +382,64 @@ fn generate(g: Gen) -> Result<()> {
     Ok(())
 }
 
+fn bench(data: &[PathBuf], queries: &[PathBuf], runs: usize, json: Option<PathBuf>, results: Option<PathBuf>) -> Result<()> {
+    let mut ctx = SqlContext::new();
+    for d in data {
+        ctx.register_dir(d)?;
+    }
+    let mut files = Vec::new();
+    for q in queries {
+        if q.is_dir() {
+            let mut more: Vec<PathBuf> = std::fs::read_dir(q)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "sql"))
+                .collect();
+            more.sort();
+            files.extend(more);
+        } else {
+            files.push(q.clone());
+        }
+    }
+    if let Some(dir) = &results {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut entries = Vec::new();
+    let mut total = 0.0;
+    println!("{:<24} {:>10} {:>10}", "query", "median s", "rows");
+    for f in &files {
+        let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let sql = std::fs::read_to_string(f)
+            .map_err(|e| SlothError::FileNotFound { path: f.display().to_string(), reason: e.to_string() })?;
+        let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
+        let df = lf.collect()?; // warm-up
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs.max(1) {
+            let start = Instant::now();
+            let out = lf.collect()?;
+            times.push(start.elapsed().as_secs_f64());
+            std::hint::black_box(out);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        total += median;
+        println!("{name:<24} {median:>10.4} {:>10}", df.num_rows());
+        if let Some(dir) = &results {
+            df.write_csv(dir.join(format!("{name}.csv")))?;
+        }
+        let runs_json: Vec<String> = times.iter().map(|t| format!("{t:.6}")).collect();
+        entries.push(format!(
+            "{{\"query\":\"{name}\",\"median_s\":{median:.6},\"runs_s\":[{}],\"rows\":{}}}",
+            runs_json.join(","),
+            df.num_rows()
+        ));
+    }
+    println!("{:<24} {total:>10.4}", "total");
+    if let Some(path) = json {
+        std::fs::write(path, format!("[{}]\n", entries.join(",")))?;
+    }
+    Ok(())
+}
+
 fn write_by_extension(df: &DataFrame, out: &std::path::Path) -> Result<()> {
     match out.extension().and_then(|e| e.to_str()) {
         Some("csv") => df.write_csv(out),
@@ -430,6 +506,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Bench { data, queries, runs, json, results } => bench(&data, &queries, runs, json, results),
         Command::Gen(g) => generate(g),
     }
 }

@@ -1,0 +1,313 @@
+"""Runs sloth, DuckDB, Polars, DataFusion and pandas on the same Parquet
+files, checks every engine's answers against DuckDB's, and reports median
+hot-run times, ratios to sloth, peak memory, and a bar chart per suite.
+
+Usually started by run.sh. Each engine runs a suite in a process of its own
+(so its peak memory is its own): a warm-up run, then --runs timed runs per
+query; the median is reported.
+"""
+import argparse
+import json
+import math
+import os
+import pathlib
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+
+def h2o_sql(i):
+    text = (ROOT / f"queries/h2o/groupby-q{i:02}.sql").read_text()
+    return "\n".join(l for l in text.splitlines() if not l.startswith("--"))
+
+
+# ---------------------------------------------------------------- workers
+def worker(engine, suite, data, runs, out):
+    """Runs one suite on one engine; writes timings and results under `out`."""
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = pathlib.Path(data)
+    queries = {}
+    load_s = None
+    if suite == "tpch":
+        for q in sorted((ROOT / "queries/tpch").glob("q*.sql")):
+            queries[q.stem] = q.read_text()
+    else:
+        queries = {f"q{i:02}": h2o_sql(i) for i in range(1, 11)}
+
+    if engine == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+        for f in sorted(data.glob("*.parquet")):
+            con.execute(f"create view {f.stem} as select * from read_parquet('{f}')")
+        run = lambda name, sql: con.sql(sql).to_arrow_table()
+    elif engine == "datafusion":
+        import datafusion
+
+        ctx = datafusion.SessionContext()
+        for f in sorted(data.glob("*.parquet")):
+            ctx.register_parquet(f.stem, str(f))
+        run = lambda name, sql: __import__("pyarrow").Table.from_batches(ctx.sql(sql).collect())
+    elif engine == "polars" and suite == "tpch":
+        import polars as pl
+
+        ctx = pl.SQLContext({f.stem: pl.scan_parquet(f) for f in data.glob("*.parquet")})
+        run = lambda name, sql: ctx.execute(sql, eager=True).to_arrow()
+    elif engine == "polars":
+        import polars as pl
+
+        x = pl.scan_parquet(data / "x.parquet")
+        run = lambda name, sql: POLARS_H2O[name](pl, x).collect().to_arrow()
+    elif engine == "pandas":
+        import pandas as pd
+
+        t = time.perf_counter()
+        if suite == "tpch":
+            frames = {f.stem: pd.read_parquet(f) for f in data.glob("*.parquet")}
+            for df in frames.values():
+                for c in df.columns:
+                    if str(df[c].dtype).startswith("decimal") or df[c].dtype == object and c.endswith(("price", "discount", "tax", "quantity", "acctbal", "supplycost")):
+                        df[c] = df[c].astype("float64")
+        else:
+            frames = pd.read_parquet(data / "x.parquet")
+            for c in ["id1", "id2", "id3"]:
+                frames[c] = frames[c].astype("category")
+        load_s = time.perf_counter() - t
+        table = PANDAS_TPCH if suite == "tpch" else PANDAS_H2O
+
+        def run(name, sql):
+            if name not in table:
+                raise NotImplementedError(f"no pandas version of {name}")
+            import pyarrow as pa
+
+            res = table[name](pd, frames)
+            return pa.Table.from_pandas(res.reset_index(drop=True), preserve_index=False)
+    else:
+        raise SystemExit(f"unknown engine {engine}")
+
+    report = {"engine": engine, "suite": suite, "load_s": load_s, "queries": {}}
+    for name, sql in queries.items():
+        try:
+            result = run(name, sql)  # warm-up
+            times = []
+            for _ in range(runs):
+                t = time.perf_counter()
+                run(name, sql)
+                times.append(time.perf_counter() - t)
+            import pyarrow as pa
+            import pyarrow.csv as pacsv
+
+            # The CSV writer has no string_view: write views as plain strings.
+            schema = pa.schema([f.with_type(pa.string()) if f.type == pa.string_view() else f for f in result.schema])
+            pacsv.write_csv(result.cast(schema), out / f"{name}.csv")
+            report["queries"][name] = {"median_s": statistics.median(times), "rows": result.num_rows}
+        except Exception as e:  # an engine that cannot run a query is reported, not fatal
+            report["queries"][name] = {"error": f"{type(e).__name__}: {e}"[:200]}
+    report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    (out / "report.json").write_text(json.dumps(report))
+
+
+POLARS_H2O = {
+    "q01": lambda pl, x: x.group_by("id1").agg(pl.sum("v1")),
+    "q02": lambda pl, x: x.group_by("id1", "id2").agg(pl.sum("v1")),
+    "q03": lambda pl, x: x.group_by("id3").agg(pl.sum("v1"), pl.mean("v3")),
+    "q04": lambda pl, x: x.group_by("id4").agg(pl.mean("v1"), pl.mean("v2"), pl.mean("v3")),
+    "q05": lambda pl, x: x.group_by("id6").agg(pl.sum("v1"), pl.sum("v2"), pl.sum("v3")),
+    "q06": lambda pl, x: x.group_by("id4", "id5").agg(pl.median("v3").alias("median_v3"), pl.std("v3").alias("sd_v3")),
+    "q07": lambda pl, x: x.group_by("id3").agg((pl.max("v1") - pl.min("v2")).alias("range_v1_v2")),
+    "q08": lambda pl, x: x.drop_nulls("v3").sort("v3", descending=True).group_by("id6").head(2).select("id6", pl.col("v3").alias("largest2_v3")),
+    "q09": lambda pl, x: x.group_by("id2", "id4").agg((pl.corr("v1", "v2") ** 2).alias("r2")),
+    "q10": lambda pl, x: x.group_by("id1", "id2", "id3", "id4", "id5", "id6").agg(pl.sum("v3").alias("v3"), pl.len().alias("count")),
+}
+
+PANDAS_H2O = {
+    "q01": lambda pd, x: x.groupby("id1", observed=True, sort=False).agg(v1=("v1", "sum")).reset_index(),
+    "q02": lambda pd, x: x.groupby(["id1", "id2"], observed=True, sort=False).agg(v1=("v1", "sum")).reset_index(),
+    "q03": lambda pd, x: x.groupby("id3", observed=True, sort=False).agg(v1=("v1", "sum"), v3=("v3", "mean")).reset_index(),
+    "q04": lambda pd, x: x.groupby("id4", sort=False).agg(v1=("v1", "mean"), v2=("v2", "mean"), v3=("v3", "mean")).reset_index(),
+    "q05": lambda pd, x: x.groupby("id6", sort=False).agg(v1=("v1", "sum"), v2=("v2", "sum"), v3=("v3", "sum")).reset_index(),
+    "q06": lambda pd, x: x.groupby(["id4", "id5"], sort=False).agg(median_v3=("v3", "median"), sd_v3=("v3", "std")).reset_index(),
+    "q07": lambda pd, x: x.groupby("id3", observed=True, sort=False).agg(v1=("v1", "max"), v2=("v2", "min")).assign(range_v1_v2=lambda d: d.v1 - d.v2)[["range_v1_v2"]].reset_index(),
+    "q08": lambda pd, x: x[["id6", "v3"]].dropna().sort_values("v3", ascending=False).groupby("id6", sort=False).head(2).rename(columns={"v3": "largest2_v3"}),
+    "q09": lambda pd, x: x[["id2", "id4", "v1", "v2"]].groupby(["id2", "id4"], observed=True, sort=False).apply(lambda d: d["v1"].corr(d["v2"]) ** 2, include_groups=False).rename("r2").reset_index(),
+    "q10": lambda pd, x: x.groupby(["id1", "id2", "id3", "id4", "id5", "id6"], observed=True, sort=False).agg(v3=("v3", "sum"), count=("v1", "size")).reset_index(),
+}
+
+
+def _q1(pd, t):
+    l = t["lineitem"]
+    l = l[l.l_shipdate <= pd.Timestamp("1998-09-02").date()]
+    disc = l.l_extendedprice * (1 - l.l_discount)
+    g = l.assign(disc=disc, charge=disc * (1 + l.l_tax)).groupby(["l_returnflag", "l_linestatus"])
+    r = g.agg(
+        sum_qty=("l_quantity", "sum"), sum_base_price=("l_extendedprice", "sum"), sum_disc_price=("disc", "sum"),
+        sum_charge=("charge", "sum"), avg_qty=("l_quantity", "mean"), avg_price=("l_extendedprice", "mean"),
+        avg_disc=("l_discount", "mean"), count_order=("l_quantity", "size"),
+    )
+    return r.reset_index().sort_values(["l_returnflag", "l_linestatus"])
+
+
+def _q6(pd, t):
+    l = t["lineitem"]
+    d0, d1 = pd.Timestamp("1994-01-01").date(), pd.Timestamp("1995-01-01").date()
+    m = (l.l_shipdate >= d0) & (l.l_shipdate < d1) & (l.l_discount >= 0.05) & (l.l_discount <= 0.07) & (l.l_quantity < 24)
+    return pd.DataFrame({"revenue": [(l.l_extendedprice[m] * l.l_discount[m]).sum()]})
+
+
+def _q3(pd, t):
+    c, o, l = t["customer"], t["orders"], t["lineitem"]
+    d = pd.Timestamp("1995-03-15").date()
+    c = c[c.c_mktsegment == "BUILDING"][["c_custkey"]]
+    o = o[o.o_orderdate < d][["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"]]
+    l = l[l.l_shipdate > d][["l_orderkey", "l_extendedprice", "l_discount"]]
+    j = c.merge(o, left_on="c_custkey", right_on="o_custkey").merge(l, left_on="o_orderkey", right_on="l_orderkey")
+    j["revenue"] = j.l_extendedprice * (1 - j.l_discount)
+    r = j.groupby(["l_orderkey", "o_orderdate", "o_shippriority"], as_index=False).revenue.sum()
+    return r.sort_values(["revenue", "o_orderdate"], ascending=[False, True]).head(10)[["l_orderkey", "revenue", "o_orderdate", "o_shippriority"]]
+
+
+PANDAS_TPCH = {"q01": _q1, "q03": _q3, "q06": _q6}
+
+
+# ---------------------------------------------------------------- driver
+def sloth_suite(sloth, suite, data, runs, out):
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    qdir = ROOT / "queries" / ("tpch" if suite == "tpch" else "h2o")
+    files = sorted(qdir.glob("q*.sql")) if suite == "tpch" else [ROOT / f"queries/h2o/groupby-q{i:02}.sql" for i in range(1, 11)]
+    report = {"engine": "sloth", "suite": suite, "load_s": None, "queries": {}, "peak_rss_mb": 0}
+    for f in files:
+        name = f.stem if suite == "tpch" else f.stem.replace("groupby-", "")
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        cmd = ["/usr/bin/time", "-f", "%M", sloth, "bench", "--data", str(data), str(f), "--runs", str(runs),
+               "--json", str(tmp / "t.json"), "--results", str(tmp)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            report["queries"][name] = {"error": p.stderr.strip().splitlines()[0][:200] if p.stderr else "failed"}
+            continue
+        t = json.loads((tmp / "t.json").read_text())[0]
+        (tmp / f"{f.stem}.csv").rename(out / f"{name}.csv")
+        report["queries"][name] = {"median_s": t["median_s"], "rows": t["rows"]}
+        report["peak_rss_mb"] = max(report["peak_rss_mb"], int(p.stderr.strip().splitlines()[-1]) / 1024)
+    return report
+
+
+def read_rows(path, sort):
+    import csv
+
+    with open(path) as f:
+        # A row with one NULL cell can come out as an empty line.
+        rows = [r or [""] for r in list(csv.reader(f))[1:]]
+    return sorted(rows) if sort else rows
+
+
+def same(a, b):
+    if a == b or (a in ("", "null", "NULL") and b in ("", "null", "NULL")):
+        return True
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    return math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-6)
+
+
+def check(ref_dir, dir_, name, ordered):
+    r, g = pathlib.Path(ref_dir) / f"{name}.csv", pathlib.Path(dir_) / f"{name}.csv"
+    if not r.exists() or not g.exists():
+        return "n/a"
+    a, b = read_rows(r, not ordered), read_rows(g, not ordered)
+    if len(a) != len(b):
+        return f"rows {len(b)} vs {len(a)}"
+    for x, y in zip(a, b):
+        if len(x) != len(y) or not all(same(p, q) for p, q in zip(x, y)):
+            return "MISMATCH"
+    return "ok"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", nargs=4, metavar=("ENGINE", "SUITE", "DATA", "OUT"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sloth", default=str(ROOT / "target/release/sloth"))
+    ap.add_argument("--tpch")
+    ap.add_argument("--h2o")
+    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--engines", default="sloth,duckdb,polars,datafusion,pandas")
+    args = ap.parse_args()
+    if args.worker:
+        worker(*args.worker[:3], args.runs, args.worker[3])
+        return
+    out = pathlib.Path(args.out)
+    all_reports = []
+    for suite, data in (("tpch", args.tpch), ("h2o-groupby", args.h2o)):
+        if not data:
+            continue
+        reports = {}
+        for engine in args.engines.split(","):
+            dest = out / suite / engine
+            print(f"[{suite}] {engine} ...", flush=True)
+            if engine == "sloth":
+                reports[engine] = sloth_suite(args.sloth, suite, data, args.runs, dest)
+            else:
+                subprocess.run([sys.executable, __file__, "--worker", engine, suite, data, str(dest), "--runs", str(args.runs)], check=True)
+                reports[engine] = json.loads((dest / "report.json").read_text())
+        ref = out / suite / "duckdb"
+        names = list(reports["duckdb"]["queries"]) if "duckdb" in reports else []
+        engines = list(reports)
+        # h2o results have no defined order: compare sorted rows.
+        ordered = suite == "tpch"
+        print(f"\n{suite}: median of {args.runs} hot runs, seconds (check vs DuckDB)")
+        print("query  " + "".join(f"{e:>22}" for e in engines))
+        totals = {e: 0.0 for e in engines}
+        complete = {e: True for e in engines}
+        for n in names:
+            cells = []
+            for e in engines:
+                q = reports[e]["queries"].get(n, {})
+                if "median_s" in q:
+                    totals[e] += q["median_s"]
+                    verdict = "ref" if e == "duckdb" else check(ref, out / suite / e, n, ordered)
+                    cells.append(f"{q['median_s']:9.4f} {verdict:>11}")
+                else:
+                    complete[e] = False
+                    cells.append(f"{'—':>9} {'error' if 'error' in q else 'n/a':>11}")
+            print(f"{n:6} " + "".join(f"{c:>22}" for c in cells))
+        base = totals.get("sloth") or float("nan")
+        print("total  " + "".join(f"{totals[e]:9.3f}{'' if complete[e] else '*':1} {totals[e] / base:9.2f}x " for e in engines))
+        print("peak MB" + "".join(f"{reports[e].get('peak_rss_mb', 0):>22.0f}" for e in engines))
+        if reports.get("pandas", {}).get("load_s") is not None:
+            print(f"(pandas loads its data eagerly first: {reports['pandas']['load_s']:.2f} s, not in its query times)")
+        print("(* = the engine did not run every query; its total covers those it ran; ratios are engine/sloth)")
+        all_reports.append({"suite": suite, "runs": args.runs, "reports": reports})
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            fig, ax = plt.subplots(figsize=(max(8, len(names) * 0.6), 4.5))
+            width = 0.8 / max(1, len(engines))
+            for k, e in enumerate(engines):
+                ys = [reports[e]["queries"].get(n, {}).get("median_s", 0) for n in names]
+                ax.bar([i + k * width for i in range(len(names))], ys, width, label=e)
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names, rotation=45)
+            ax.set_ylabel("seconds (median, hot)")
+            ax.set_title(f"{suite}: {pathlib.Path(data).name}, {os.cpu_count()} cores")
+            ax.legend()
+            fig.tight_layout()
+            fig.savefig(out / f"{suite}.png", dpi=110)
+        except ImportError:
+            pass
+    (out / "results.json").write_text(json.dumps(all_reports, indent=1))
+    print(f"\nwrote {out / 'results.json'} and charts in {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# One command for the peer comparison: builds sloth (release), makes a Python
+# virtual environment from the pinned requirements, generates the data with
+# `sloth gen` if it is missing, and runs every engine on the same files.
+#
+#   bash benches/compare/run.sh            # TPC-H SF 1 and db-benchmark group-by 1e7
+#   SF=0.1 ROWS=1000000 RUNS=3 bash benches/compare/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SF=${SF:-1}
+ROWS=${ROWS:-10000000}
+GROUPS=${GROUPS:-100}
+RUNS=${RUNS:-3}
+OUT=${OUT:-benches/compare/results}
+cargo build --release --quiet
+VENV=benches/compare/.venv
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet -r benches/compare/requirements.txt
+fi
+TPCH=data/tpch-sf$SF
+H2O=data/h2o-$ROWS-$GROUPS
+[ -f "$TPCH/lineitem.parquet" ] || target/release/sloth gen tpch --scale "$SF" --out "$TPCH"
+[ -f "$H2O/x.parquet" ] || target/release/sloth gen h2o-groupby --rows "$ROWS" --groups "$GROUPS" --out "$H2O/x.parquet"
+"$VENV/bin/python" benches/compare/compare.py --sloth target/release/sloth --tpch "$TPCH" --h2o "$H2O" --runs "$RUNS" --out "$OUT"
