@@ -382,7 +382,13 @@ fn generate(g: Gen) -> Result<()> {
     Ok(())
 }
 
-fn bench(data: &[PathBuf], queries: &[PathBuf], runs: usize, json: Option<PathBuf>, results: Option<PathBuf>) -> Result<()> {
+fn bench(
+    data: &[PathBuf],
+    queries: &[PathBuf],
+    runs: usize,
+    json: Option<PathBuf>,
+    results: Option<PathBuf>,
+) -> Result<()> {
     let mut ctx = SqlContext::new();
     for d in data {
         ctx.register_dir(d)?;
@@ -407,9 +413,14 @@ fn bench(data: &[PathBuf], queries: &[PathBuf], runs: usize, json: Option<PathBu
     let mut total = 0.0;
     println!("{:<24} {:>10} {:>10}", "query", "median s", "rows");
     for f in &files {
-        let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let sql = std::fs::read_to_string(f)
-            .map_err(|e| SlothError::FileNotFound { path: f.display().to_string(), reason: e.to_string() })?;
+        let name = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let sql = std::fs::read_to_string(f).map_err(|e| SlothError::FileNotFound {
+            path: f.display().to_string(),
+            reason: e.to_string(),
+        })?;
         let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
         let df = lf.collect()?; // warm-up
         let mut times = Vec::with_capacity(runs);
@@ -506,7 +517,13 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Bench { data, queries, runs, json, results } => bench(&data, &queries, runs, json, results),
+        Command::Bench {
+            data,
+            queries,
+            runs,
+            json,
+            results,
+        } => bench(&data, &queries, runs, json, results),
         Command::Gen(g) => generate(g),
     }
 }

@@ -146,6 +146,60 @@ fn run(
             return Ok((out, elapsed));
         }
     }
+    // A hash join whose right input is a scan pipeline at least as large as
+    // its left input: build on the left, stream the right through the probe.
+    if let (
+        PhysicalPlan::HashJoin {
+            left,
+            right,
+            left_keys,
+            right_keys,
+            how,
+            filter,
+            schema,
+            ..
+        },
+        true,
+    ) = (plan, ctx.fuse)
+    {
+        if let Some(estimate) = streamable_rows(right) {
+            let (left_batches, left_time) = run(left, ctx, next_id, depth + 1)?;
+            let left_rows: usize = left_batches.iter().map(|b| b.num_rows()).sum();
+            if left_rows <= estimate
+                && let Some(morsels) = columnar::MorselInput::stream(right)?
+            {
+                let start = Instant::now();
+                let build = columnar::JoinSide {
+                    batches: left_batches,
+                    schema: left.schema(),
+                    keys: left_keys,
+                };
+                let probe = columnar::JoinSide {
+                    batches: vec![],
+                    schema: right.schema(),
+                    keys: right_keys,
+                };
+                let out = columnar::hash_join_streaming(
+                    build,
+                    (&morsels, probe),
+                    *how,
+                    filter.as_ref(),
+                    schema,
+                )?;
+                let elapsed = start.elapsed();
+                let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
+                record_fused(right, ctx, next_id, depth + 1, rows_in);
+                ctx.record(id, depth, plan, &out, elapsed, "probe side streamed".into());
+                return Ok((out, left_time + elapsed));
+            }
+            let (right_batches, right_time) = run(right, ctx, next_id, depth + 1)?;
+            let start = Instant::now();
+            let out = columnar::run_operator(plan, vec![left_batches, right_batches])?;
+            let self_time = start.elapsed();
+            ctx.record(id, depth, plan, &out, self_time, String::new());
+            return Ok((out, left_time + right_time + self_time));
+        }
+    }
     let mut child_time = Duration::ZERO;
     let mut inputs = Vec::new();
     for child in plan.children() {
@@ -174,6 +228,16 @@ fn run(
     };
     ctx.record(id, depth, plan, &out, self_time, extra);
     Ok((out, child_time + self_time))
+}
+
+/// Rows a scan pipeline can produce at most (its source's row count), or
+/// `None` if `plan` is not a scan pipeline or the count is unknown.
+fn streamable_rows(plan: &PhysicalPlan) -> Option<usize> {
+    match plan {
+        PhysicalPlan::Scan { source, .. } => source.row_count(),
+        PhysicalPlan::Pipeline { input, .. } => streamable_rows(input),
+        _ => None,
+    }
 }
 
 /// Records the nodes of a pipeline that ran fused into its parent: their

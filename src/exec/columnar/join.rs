@@ -39,31 +39,14 @@ fn row_count(b: &[RecordBatch]) -> usize {
     b.iter().map(|b| b.num_rows()).sum()
 }
 
-/// Joins `left` and `right` on equal keys.
-#[allow(clippy::too_many_arguments)]
-pub fn hash_join(
-    (left, left_schema): (Vec<RecordBatch>, SchemaRef),
-    (right, right_schema): (Vec<RecordBatch>, SchemaRef),
-    left_keys: &[PhysicalExpr],
-    right_keys: &[PhysicalExpr],
-    how: JoinType,
-    build_side: BuildSide,
-    filter: Option<&PhysicalExpr>,
-    schema: &SchemaRef,
-) -> Result<Vec<RecordBatch>> {
-    let build_left = match build_side {
-        BuildSide::Left => true,
-        BuildSide::Right => false,
-        BuildSide::Smaller => row_count(&left) < row_count(&right),
-    };
-    let probe_is_left = !build_left;
+fn plan_for(how: JoinType, probe_is_left: bool) -> Plan {
     let (left_preserved, right_preserved) = match how {
         JoinType::Left => (true, false),
         JoinType::Right => (false, true),
         JoinType::Full => (true, true),
         _ => (false, false),
     };
-    let plan = Plan {
+    Plan {
         probe_is_left,
         probe_outer: if probe_is_left {
             left_preserved
@@ -80,164 +63,279 @@ pub fn hash_join(
             JoinType::Anti => Some(false),
             _ => None,
         },
-    };
-    let pair_schema = join_schema(&left_schema, &right_schema, JoinType::Inner);
-    let (build, build_schema, probe, probe_schema, build_keys, probe_keys) = if build_left {
-        (
-            left,
-            left_schema,
-            right,
-            right_schema,
-            left_keys,
-            right_keys,
-        )
-    } else {
-        (
-            right,
-            right_schema,
-            left,
-            left_schema,
-            right_keys,
-            left_keys,
-        )
-    };
-    let build = concat_batches(&build_schema, &build)?;
-
-    // Build: chain rows per key, first row first.
-    let key_types: Vec<DataType> = build_keys.iter().map(|k| k.data_type.clone()).collect();
-    let encoder = KeyEncoder::new(&key_types)?;
-    let build_key_arrays = build_keys
-        .iter()
-        .map(|k| evaluate_array(k, &build))
-        .collect::<Result<Vec<_>>>()?;
-    let mut hashes = Vec::new();
-    let encoded = encoder.encode(&build_key_arrays, &mut hashes)?;
-    let mut table = GroupTable::new(&encoder);
-    let mut next = vec![NONE; build.num_rows()];
-    let mut head: Vec<u32> = Vec::new();
-    for i in (0..build.num_rows()).rev() {
-        if encoded.is_null(i) {
-            continue;
-        }
-        let g = table.find_or_insert(&encoded, hashes[i], i) as usize;
-        if g == head.len() {
-            head.push(NONE);
-        }
-        next[i] = head[g];
-        head[g] = i as u32;
     }
-    let matched: Vec<AtomicBool> =
-        if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
-            (0..build.num_rows())
+}
+
+/// The hash table on the build side, shared by the threads that probe it.
+pub struct JoinTable<'a> {
+    plan: Plan,
+    build: RecordBatch,
+    encoder: KeyEncoder,
+    table: GroupTable,
+    head: Vec<u32>,
+    next: Vec<u32>,
+    matched: Vec<AtomicBool>,
+    probe_keys: &'a [PhysicalExpr],
+    filter: Option<&'a PhysicalExpr>,
+    schema: &'a SchemaRef,
+    pair_schema: SchemaRef,
+    probe_schema: SchemaRef,
+}
+
+/// One side of a join: its batches (or none yet), schema and key expressions.
+pub struct JoinSide<'a> {
+    /// Materialized rows (the build side needs them; a streamed probe side has none).
+    pub batches: Vec<RecordBatch>,
+    /// Schema of the side's rows.
+    pub schema: SchemaRef,
+    /// Key expressions over that schema.
+    pub keys: &'a [PhysicalExpr],
+}
+
+impl<'a> JoinTable<'a> {
+    /// Builds the table on `build`; `probe` gives the other side's schema and keys.
+    pub fn new(
+        build: JoinSide<'a>,
+        probe: &JoinSide<'a>,
+        build_is_left: bool,
+        how: JoinType,
+        filter: Option<&'a PhysicalExpr>,
+        schema: &'a SchemaRef,
+    ) -> Result<Self> {
+        let plan = plan_for(how, !build_is_left);
+        let pair_schema = if build_is_left {
+            join_schema(&build.schema, &probe.schema, JoinType::Inner)
+        } else {
+            join_schema(&probe.schema, &build.schema, JoinType::Inner)
+        };
+        let batch = concat_batches(&build.schema, &build.batches)?;
+        // Chain rows per key, first row first.
+        let key_types: Vec<DataType> = build.keys.iter().map(|k| k.data_type.clone()).collect();
+        let encoder = KeyEncoder::new(&key_types)?;
+        let key_arrays = build
+            .keys
+            .iter()
+            .map(|k| evaluate_array(k, &batch))
+            .collect::<Result<Vec<_>>>()?;
+        let mut hashes = Vec::new();
+        let encoded = encoder.encode(&key_arrays, &mut hashes)?;
+        let mut table = GroupTable::new(&encoder);
+        let mut next = vec![NONE; batch.num_rows()];
+        let mut head: Vec<u32> = Vec::new();
+        for i in (0..batch.num_rows()).rev() {
+            if encoded.is_null(i) {
+                continue;
+            }
+            let g = table.find_or_insert(&encoded, hashes[i], i) as usize;
+            if g == head.len() {
+                head.push(NONE);
+            }
+            next[i] = head[g];
+            head[g] = i as u32;
+        }
+        let matched = if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
+            (0..batch.num_rows())
                 .map(|_| AtomicBool::new(false))
                 .collect()
         } else {
             Vec::new()
         };
-
-    // Probe in parallel, one output batch per probe batch.
-    let mut out: Vec<RecordBatch> = probe
-        .par_iter()
-        .map(|batch| {
-            let keys = probe_keys
-                .iter()
-                .map(|k| evaluate_array(k, batch))
-                .collect::<Result<Vec<_>>>()?;
-            let mut hashes = Vec::new();
-            let encoded_probe = encoder.encode(&keys, &mut hashes)?;
-            let mut probe_idx: Vec<u32> = Vec::new();
-            let mut build_idx: Vec<u32> = Vec::new();
-            // Semi/anti without a pair filter: the first key match decides.
-            let early = match plan.left_only {
-                Some(semi) if plan.probe_is_left && filter.is_none() => Some(semi),
-                _ => None,
-            };
-            for (i, &h) in hashes.iter().enumerate() {
-                let mut b = table
-                    .find(&encoded_probe, h, i)
-                    .map_or(NONE, |g| head[g as usize]);
-                if let Some(semi) = early {
-                    if (b != NONE) == semi {
-                        probe_idx.push(i as u32);
-                    }
-                    continue;
-                }
-                while b != NONE {
-                    probe_idx.push(i as u32);
-                    build_idx.push(b);
-                    b = next[b as usize];
-                }
-            }
-            if early.is_some() {
-                return gather(schema, Some((batch, &probe_idx)), None).map(Some);
-            }
-            if let Some(f) = filter {
-                let pairs =
-                    gather_pair(&pair_schema, &plan, batch, &probe_idx, &build, &build_idx)?;
-                let mask = evaluate_mask(f, &pairs)?;
-                let keep: Vec<bool> = mask.values().iter().collect();
-                let mut k = keep.iter();
-                probe_idx.retain(|_| *k.next().expect("one flag per pair"));
-                let mut k = keep.iter();
-                build_idx.retain(|_| *k.next().expect("one flag per pair"));
-            }
-            if !matched.is_empty() {
-                for &b in &build_idx {
-                    matched[b as usize].store(true, Ordering::Relaxed);
-                }
-            }
-            let probe_hit = || {
-                let mut hit = vec![false; batch.num_rows()];
-                probe_idx.iter().for_each(|&p| hit[p as usize] = true);
-                hit
-            };
-            match plan.left_only {
-                Some(semi) if plan.probe_is_left => {
-                    let hit = probe_hit();
-                    let rows: Vec<u32> = (0..batch.num_rows() as u32)
-                        .filter(|&i| hit[i as usize] == semi)
-                        .collect();
-                    return gather(schema, Some((batch, &rows)), None).map(Some);
-                }
-                Some(_) => return Ok(None),
-                None => {}
-            }
-            if plan.probe_outer {
-                let hit = probe_hit();
-                for i in (0..batch.num_rows()).filter(|&i| !hit[i]) {
-                    probe_idx.push(i as u32);
-                    build_idx.push(NONE);
-                }
-            }
-            gather_pair(schema, &plan, batch, &probe_idx, &build, &build_idx).map(Some)
+        Ok(JoinTable {
+            plan,
+            build: batch,
+            encoder,
+            table,
+            head,
+            next,
+            matched,
+            probe_keys: probe.keys,
+            filter,
+            schema,
+            pair_schema,
+            probe_schema: probe.schema.clone(),
         })
+    }
+
+    /// Joins one probe batch; `None` when this batch emits nothing by itself.
+    pub fn probe(&self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+        let plan = &self.plan;
+        let keys = self
+            .probe_keys
+            .iter()
+            .map(|k| evaluate_array(k, batch))
+            .collect::<Result<Vec<_>>>()?;
+        let mut hashes = Vec::new();
+        let encoded_probe = self.encoder.encode(&keys, &mut hashes)?;
+        let mut probe_idx: Vec<u32> = Vec::new();
+        let mut build_idx: Vec<u32> = Vec::new();
+        // Semi/anti without a pair filter: the first key match decides.
+        let early = match plan.left_only {
+            Some(semi) if plan.probe_is_left && self.filter.is_none() => Some(semi),
+            _ => None,
+        };
+        for (i, &h) in hashes.iter().enumerate() {
+            let mut b = self
+                .table
+                .find(&encoded_probe, h, i)
+                .map_or(NONE, |g| self.head[g as usize]);
+            if let Some(semi) = early {
+                if (b != NONE) == semi {
+                    probe_idx.push(i as u32);
+                }
+                continue;
+            }
+            while b != NONE {
+                probe_idx.push(i as u32);
+                build_idx.push(b);
+                b = self.next[b as usize];
+            }
+        }
+        if early.is_some() {
+            return gather(self.schema, Some((batch, &probe_idx)), None).map(Some);
+        }
+        if let Some(f) = self.filter {
+            let pairs = gather_pair(
+                &self.pair_schema,
+                plan,
+                batch,
+                &probe_idx,
+                &self.build,
+                &build_idx,
+            )?;
+            let mask = evaluate_mask(f, &pairs)?;
+            let keep: Vec<bool> = mask.values().iter().collect();
+            let mut k = keep.iter();
+            probe_idx.retain(|_| *k.next().expect("one flag per pair"));
+            let mut k = keep.iter();
+            build_idx.retain(|_| *k.next().expect("one flag per pair"));
+        }
+        if !self.matched.is_empty() {
+            for &b in &build_idx {
+                self.matched[b as usize].store(true, Ordering::Relaxed);
+            }
+        }
+        let probe_hit = || {
+            let mut hit = vec![false; batch.num_rows()];
+            probe_idx.iter().for_each(|&p| hit[p as usize] = true);
+            hit
+        };
+        match plan.left_only {
+            Some(semi) if plan.probe_is_left => {
+                let hit = probe_hit();
+                let rows: Vec<u32> = (0..batch.num_rows() as u32)
+                    .filter(|&i| hit[i as usize] == semi)
+                    .collect();
+                return gather(self.schema, Some((batch, &rows)), None).map(Some);
+            }
+            Some(_) => return Ok(None),
+            None => {}
+        }
+        if plan.probe_outer {
+            let hit = probe_hit();
+            for i in (0..batch.num_rows()).filter(|&i| !hit[i]) {
+                probe_idx.push(i as u32);
+                build_idx.push(NONE);
+            }
+        }
+        gather_pair(
+            self.schema,
+            plan,
+            batch,
+            &probe_idx,
+            &self.build,
+            &build_idx,
+        )
+        .map(Some)
+    }
+
+    /// After all probing: the build rows that the matched bitmap decides
+    /// (unmatched rows of a preserved build side; semi/anti on the build side).
+    pub fn finish(&self) -> Result<Option<RecordBatch>> {
+        let plan = &self.plan;
+        let wanted = match plan.left_only {
+            Some(semi) if !plan.probe_is_left => Some(semi),
+            None if plan.build_outer => Some(false),
+            _ => None,
+        };
+        let Some(want) = wanted else { return Ok(None) };
+        let rows: Vec<u32> = (0..self.build.num_rows() as u32)
+            .filter(|&i| self.matched[i as usize].load(Ordering::Relaxed) == want)
+            .collect();
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(if plan.left_only.is_some() {
+            gather(self.schema, Some((&self.build, &rows)), None)?
+        } else {
+            let none = vec![NONE; rows.len()];
+            let empty_probe = RecordBatch::new_empty(self.probe_schema.clone());
+            gather_pair(self.schema, plan, &empty_probe, &none, &self.build, &rows)?
+        }))
+    }
+}
+
+/// Joins `left` and `right` on equal keys, both materialized.
+#[allow(clippy::too_many_arguments)]
+pub fn hash_join(
+    (left, left_schema): (Vec<RecordBatch>, SchemaRef),
+    (right, right_schema): (Vec<RecordBatch>, SchemaRef),
+    left_keys: &[PhysicalExpr],
+    right_keys: &[PhysicalExpr],
+    how: JoinType,
+    build_side: BuildSide,
+    filter: Option<&PhysicalExpr>,
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let build_left = match build_side {
+        BuildSide::Left => true,
+        BuildSide::Right => false,
+        BuildSide::Smaller => row_count(&left) < row_count(&right),
+    };
+    let l = JoinSide {
+        batches: left,
+        schema: left_schema,
+        keys: left_keys,
+    };
+    let r = JoinSide {
+        batches: right,
+        schema: right_schema,
+        keys: right_keys,
+    };
+    let (build, mut probe) = if build_left { (l, r) } else { (r, l) };
+    let probe_batches = std::mem::take(&mut probe.batches);
+    let table = JoinTable::new(build, &probe, build_left, how, filter, schema)?;
+    // Probe in parallel, one output batch per probe batch.
+    let mut out: Vec<RecordBatch> = probe_batches
+        .par_iter()
+        .map(|b| table.probe(b))
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .flatten()
         .filter(|b| b.num_rows() > 0)
         .collect();
+    out.extend(table.finish()?);
+    Ok(out)
+}
 
-    // Rows of the build side decided by the matched bitmap.
-    let wanted = match plan.left_only {
-        Some(semi) if !plan.probe_is_left => Some(semi),
-        None if plan.build_outer => Some(false),
-        _ => None,
-    };
-    if let Some(want) = wanted {
-        let rows: Vec<u32> = (0..build.num_rows() as u32)
-            .filter(|&i| matched[i as usize].load(Ordering::Relaxed) == want)
-            .collect();
-        if !rows.is_empty() {
-            let batch = if plan.left_only.is_some() {
-                gather(schema, Some((&build, &rows)), None)?
-            } else {
-                let none = vec![NONE; rows.len()];
-                let empty_probe = RecordBatch::new_empty(probe_schema);
-                gather_pair(schema, &plan, &empty_probe, &none, &build, &rows)?
-            };
-            out.push(batch);
+/// Joins a materialized `left` (the build side) with a `right` input that
+/// streams in as morsels: each thread probes the batches it reads.
+pub fn hash_join_streaming(
+    left: JoinSide,
+    right: (&super::MorselInput, JoinSide),
+    how: JoinType,
+    filter: Option<&PhysicalExpr>,
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let (morsels, probe) = right;
+    let table = JoinTable::new(left, &probe, true, how, filter, schema)?;
+    let parts: Vec<Vec<RecordBatch>> = morsels.fold(Vec::new, |out, batch| {
+        if let Some(b) = table.probe(&batch)?.filter(|b| b.num_rows() > 0) {
+            out.push(b);
         }
-    }
+        Ok(())
+    })?;
+    let mut out: Vec<RecordBatch> = parts.into_iter().flatten().collect();
+    out.extend(table.finish()?);
     Ok(out)
 }
 

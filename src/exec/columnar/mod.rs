@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::physical::{PhysicalPlan, Stage};
 
 pub use aggregate::hash_aggregate;
-pub use join::{cross_join, hash_join};
+pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{slice, sort};
