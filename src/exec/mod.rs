@@ -161,44 +161,43 @@ fn run(
         },
         true,
     ) = (plan, ctx.fuse)
+        && let Some(estimate) = streamable_rows(right)
     {
-        if let Some(estimate) = streamable_rows(right) {
-            let (left_batches, left_time) = run(left, ctx, next_id, depth + 1)?;
-            let left_rows: usize = left_batches.iter().map(|b| b.num_rows()).sum();
-            if left_rows <= estimate
-                && let Some(morsels) = columnar::MorselInput::stream(right)?
-            {
-                let start = Instant::now();
-                let build = columnar::JoinSide {
-                    batches: left_batches,
-                    schema: left.schema(),
-                    keys: left_keys,
-                };
-                let probe = columnar::JoinSide {
-                    batches: vec![],
-                    schema: right.schema(),
-                    keys: right_keys,
-                };
-                let out = columnar::hash_join_streaming(
-                    build,
-                    (&morsels, probe),
-                    *how,
-                    filter.as_ref(),
-                    schema,
-                )?;
-                let elapsed = start.elapsed();
-                let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
-                record_fused(right, ctx, next_id, depth + 1, rows_in);
-                ctx.record(id, depth, plan, &out, elapsed, "probe side streamed".into());
-                return Ok((out, left_time + elapsed));
-            }
-            let (right_batches, right_time) = run(right, ctx, next_id, depth + 1)?;
+        let (left_batches, left_time) = run(left, ctx, next_id, depth + 1)?;
+        let left_rows: usize = left_batches.iter().map(|b| b.num_rows()).sum();
+        if left_rows <= estimate
+            && let Some(morsels) = columnar::MorselInput::stream(right)?
+        {
             let start = Instant::now();
-            let out = columnar::run_operator(plan, vec![left_batches, right_batches])?;
-            let self_time = start.elapsed();
-            ctx.record(id, depth, plan, &out, self_time, String::new());
-            return Ok((out, left_time + right_time + self_time));
+            let build = columnar::JoinSide {
+                batches: left_batches,
+                schema: left.schema(),
+                keys: left_keys,
+            };
+            let probe = columnar::JoinSide {
+                batches: vec![],
+                schema: right.schema(),
+                keys: right_keys,
+            };
+            let out = columnar::hash_join_streaming(
+                build,
+                (&morsels, probe),
+                *how,
+                filter.as_ref(),
+                schema,
+            )?;
+            let elapsed = start.elapsed();
+            let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
+            record_fused(right, ctx, next_id, depth + 1, rows_in);
+            ctx.record(id, depth, plan, &out, elapsed, "probe side streamed".into());
+            return Ok((out, left_time + elapsed));
         }
+        let (right_batches, right_time) = run(right, ctx, next_id, depth + 1)?;
+        let start = Instant::now();
+        let out = columnar::run_operator(plan, vec![left_batches, right_batches])?;
+        let self_time = start.elapsed();
+        ctx.record(id, depth, plan, &out, self_time, String::new());
+        return Ok((out, left_time + right_time + self_time));
     }
     let mut child_time = Duration::ZERO;
     let mut inputs = Vec::new();

@@ -184,6 +184,10 @@ impl RowOperator for AggregateOp {
     }
 }
 
+/// The build side of a row-wise join: key → row positions, the rows, and
+/// whether each row found a partner.
+pub type BuiltSide = (HashMap<Row, Vec<usize>>, Vec<Row>, Vec<bool>);
+
 /// Hash join: the right input is built into a `HashMap`, the left probes.
 pub struct JoinOp {
     pub left: Input,
@@ -195,7 +199,7 @@ pub struct JoinOp {
     pub right_keys: Vec<PhysicalExpr>,
     pub how: JoinType,
     pub filter: Option<PhysicalExpr>,
-    pub built: Option<(HashMap<Row, Vec<usize>>, Vec<Row>, Vec<bool>)>,
+    pub built: Option<BuiltSide>,
     pub pending: std::collections::VecDeque<Row>,
     pub probe_done: bool,
     pub right_width: usize,
@@ -267,10 +271,10 @@ impl RowOperator for JoinOp {
             for &i in candidates {
                 let mut pair = left.clone();
                 pair.extend(rows[i].iter().cloned());
-                if let Some(f) = &self.filter {
-                    if !matches!(eval(f, &pair, &self.pair_schema)?, Value::Bool(true)) {
-                        continue;
-                    }
+                if let Some(f) = &self.filter
+                    && !matches!(eval(f, &pair, &self.pair_schema)?, Value::Bool(true))
+                {
+                    continue;
                 }
                 hit = true;
                 matched[i] = true;
@@ -309,13 +313,13 @@ impl RowOperator for CrossJoinOp {
         }
         let right = self.right_rows.as_ref().expect("drained");
         loop {
-            if let Some(l) = &self.current {
-                if self.pos < right.len() {
-                    let mut out = l.clone();
-                    out.extend(right[self.pos].iter().cloned());
-                    self.pos += 1;
-                    return Ok(Some(out));
-                }
+            if let Some(l) = &self.current
+                && self.pos < right.len()
+            {
+                let mut out = l.clone();
+                out.extend(right[self.pos].iter().cloned());
+                self.pos += 1;
+                return Ok(Some(out));
             }
             match pull(&self.left)? {
                 Some(l) => {
