@@ -4,36 +4,15 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
-use sloth::datagen::{TPCH_TABLES, h2o_groupby, tpch_table};
+use sloth::datagen::h2o_groupby;
 use sloth::exec::rowwise::execute_rowwise;
 use sloth::exec::{ExecContext, execute_with};
 use sloth::prelude::*;
 use sloth::sql::SqlContext;
 
 fn ctx() -> SqlContext {
-    static TABLES: OnceLock<Vec<(String, LazyFrame)>> = OnceLock::new();
-    let tables = TABLES.get_or_init(|| {
-        TPCH_TABLES
-            .iter()
-            .map(|t| {
-                let (schema, batches) = tpch_table(t, 0.01).unwrap();
-                (
-                    t.to_string(),
-                    LazyFrame::from_batches_with_schema(schema, batches).unwrap(),
-                )
-            })
-            .collect()
-    });
-    let mut c = SqlContext::new();
-    for (name, lf) in tables {
-        c.register(name, lf.clone());
-    }
-    let (_, x) = (
-        "x",
-        LazyFrame::from_batches(h2o_groupby(5_000, 10).unwrap()).unwrap(),
-    );
+    let mut c = common::tpch_context(OptimizerOptions::default());
+    let x = LazyFrame::from_batches(h2o_groupby(5_000, 10).unwrap()).unwrap();
     c.register("x", x);
     c
 }

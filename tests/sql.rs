@@ -27,14 +27,7 @@ fn tables() -> &'static Vec<(String, Vec<RecordBatch>, arrow::datatypes::SchemaR
 }
 
 fn ctx(options: OptimizerOptions) -> SqlContext {
-    let mut c = SqlContext::new().with_optimizer(options);
-    for (name, batches, schema) in tables() {
-        c.register(
-            name,
-            LazyFrame::from_batches_with_schema(schema.clone(), batches.clone()).unwrap(),
-        );
-    }
-    c
+    common::tpch_context(options)
 }
 
 fn query(name: &str) -> String {

@@ -4,31 +4,11 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
-use sloth::datagen::{TPCH_TABLES, tpch_table};
 use sloth::prelude::*;
 use sloth::sql::SqlContext;
 
 fn ctx(options: OptimizerOptions) -> SqlContext {
-    static TABLES: OnceLock<Vec<(String, LazyFrame)>> = OnceLock::new();
-    let tables = TABLES.get_or_init(|| {
-        TPCH_TABLES
-            .iter()
-            .map(|t| {
-                let (schema, batches) = tpch_table(t, 0.01).unwrap();
-                (
-                    t.to_string(),
-                    LazyFrame::from_batches_with_schema(schema, batches).unwrap(),
-                )
-            })
-            .collect()
-    });
-    let mut c = SqlContext::new().with_optimizer(options);
-    for (name, lf) in tables {
-        c.register(name, lf.clone());
-    }
-    c
+    common::tpch_context(options)
 }
 
 /// Splits one CSV line, honouring double quotes.

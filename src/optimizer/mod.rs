@@ -12,6 +12,8 @@ mod limit_pushdown;
 mod predicate_pushdown;
 mod projection_pushdown;
 mod simplify_expressions;
+#[cfg(test)]
+mod test_util;
 
 use crate::error::Result;
 use crate::plan::LogicalPlan;

@@ -257,23 +257,14 @@ mod tests {
     use super::*;
     use crate::expr::lit;
     use crate::frame::LazyFrame;
-    use arrow::array::{ArrayRef, Int64Array};
-    use arrow::record_batch::RecordBatch;
+    use crate::optimizer::test_util::{rewritten, table};
 
     fn t(names: &[&str]) -> LazyFrame {
-        let cols: Vec<(&str, ArrayRef)> = names
-            .iter()
-            .map(|n| (*n, Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef))
-            .collect();
-        LazyFrame::from_batches(vec![RecordBatch::try_from_iter(cols).unwrap()]).unwrap()
+        table(names)
     }
 
     fn optimized(lf: &LazyFrame) -> String {
-        PredicatePushdown
-            .rewrite(lf.logical_plan())
-            .unwrap()
-            .unwrap()
-            .to_string()
+        rewritten(&PredicatePushdown, lf)
     }
 
     #[test]

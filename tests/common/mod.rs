@@ -152,3 +152,27 @@ pub fn column_type(lf: &LazyFrame, name: &str) -> DataType {
     let s = lf.schema().unwrap();
     s.field_with_name(name).unwrap().data_type().clone()
 }
+
+/// A SQL context over the eight TPC-H tables at SF 0.01, generated once per
+/// test binary and kept in memory.
+pub fn tpch_context(options: OptimizerOptions) -> sloth::sql::SqlContext {
+    use std::sync::OnceLock;
+    static TABLES: OnceLock<Vec<(String, LazyFrame)>> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        sloth::datagen::TPCH_TABLES
+            .iter()
+            .map(|t| {
+                let (schema, batches) = sloth::datagen::tpch_table(t, 0.01).unwrap();
+                (
+                    t.to_string(),
+                    LazyFrame::from_batches_with_schema(schema, batches).unwrap(),
+                )
+            })
+            .collect()
+    });
+    let mut c = sloth::sql::SqlContext::new().with_optimizer(options);
+    for (name, lf) in tables {
+        c.register(name, lf.clone());
+    }
+    c
+}
