@@ -96,6 +96,13 @@ impl ExecContext {
             });
     }
 
+    fn set_rows(&self, id: usize, rows: usize) {
+        let mut m = self.metrics.lock().expect("metrics lock");
+        if let Some(node) = m.iter_mut().find(|n| n.id == id) {
+            node.rows_out = rows;
+        }
+    }
+
     /// Metrics of every node, in pre-order.
     pub fn metrics(&self) -> Vec<NodeMetrics> {
         let mut m = self.metrics.lock().expect("metrics lock").clone();
@@ -209,7 +216,14 @@ fn run(
     let start = Instant::now();
     let out = columnar::run_operator(plan, inputs)?;
     let self_time = start.elapsed();
-    let extra = match plan {
+    let extra = scan_counters(plan);
+    ctx.record(id, depth, plan, &out, self_time, extra);
+    Ok((out, child_time + self_time))
+}
+
+/// A scan's row-group counters (`row_groups=N pruned=M`), or "" for other operators.
+fn scan_counters(plan: &PhysicalPlan) -> String {
+    match plan {
         PhysicalPlan::Scan { metrics, .. } => {
             let total = metrics
                 .row_groups
@@ -224,9 +238,7 @@ fn run(
             }
         }
         _ => String::new(),
-    };
-    ctx.record(id, depth, plan, &out, self_time, extra);
-    Ok((out, child_time + self_time))
+    }
 }
 
 /// Rows a scan pipeline can produce at most (its source's row count), or
@@ -250,29 +262,13 @@ fn record_fused(
 ) {
     let id = *next_id;
     *next_id += 1;
-    let extra = match plan {
-        PhysicalPlan::Scan { metrics, .. } => {
-            let total = metrics
-                .row_groups
-                .load(std::sync::atomic::Ordering::Relaxed);
-            let pruned = metrics
-                .row_groups_pruned
-                .load(std::sync::atomic::Ordering::Relaxed);
-            format!("fused into parent; row_groups={total} pruned={pruned}")
-        }
-        _ => "fused into parent".to_string(),
+    let extra = match scan_counters(plan) {
+        c if c.is_empty() => "fused into parent".to_string(),
+        c => format!("fused into parent; {c}"),
     };
-    ctx.metrics.lock().expect("metrics lock").push(NodeMetrics {
-        id,
-        depth,
-        name: plan.describe(),
-        rows_out: rows,
-        batches_out: 0,
-        bytes_out: 0,
-        self_time: Duration::ZERO,
-        extra,
-        bytes_in: 0,
-    });
+    // Fused nodes produced no batches of their own; their rows are what the parent read.
+    ctx.record(id, depth, plan, &[], Duration::ZERO, extra);
+    ctx.set_rows(id, rows);
     for child in plan.children() {
         record_fused(child, ctx, next_id, depth + 1, rows);
     }
