@@ -46,6 +46,12 @@ enum Step {
     Shared(i64),
     /// Bounds on one column that may contradict (simplify_expressions).
     Range(i64, i64),
+    /// A join with a third table, keyed on the last integer column
+    /// (chains of joins for join_reorder).
+    JoinThird(u8),
+    /// A filter on the last integer column, often from a join's null side
+    /// (eliminate_outer_join).
+    FilterLast(u8, i64),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -60,10 +66,12 @@ fn step() -> impl Strategy<Value = Step> {
         Just(Step::Unique),
         (-2i64..3).prop_map(Step::Shared),
         (-3i64..4, -3i64..4).prop_map(|(a, b)| Step::Range(a, b)),
+        (0u8..4).prop_map(Step::JoinThird),
+        (0u8..3, -3i64..4).prop_map(|(k, v)| Step::FilterLast(k, v)),
     ]
 }
 
-fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
+fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame, third: &LazyFrame) -> LazyFrame {
     let names: Vec<String> = lf
         .schema()
         .unwrap()
@@ -76,6 +84,13 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
         .find(|n| !n.ends_with('s'))
         .cloned()
         .unwrap_or_else(|| names[0].clone());
+    let schema = lf.schema().unwrap();
+    let last_int = schema
+        .fields()
+        .iter()
+        .rev()
+        .find(|f| f.data_type() == &arrow::datatypes::DataType::Int64)
+        .map(|f| f.name().clone());
     match step {
         Step::Filter(k, v) => {
             let c = col(first_int.as_str());
@@ -115,6 +130,25 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame) -> LazyFrame {
             ][*h as usize];
             lf.join(other, [col(first_int.as_str())], [col("ra")], how)
         }
+        Step::JoinThird(_) | Step::FilterLast(..) if last_int.is_none() => lf,
+        Step::JoinThird(h) => {
+            let last_int = last_int.expect("checked");
+            let how = [
+                JoinType::Inner,
+                JoinType::Inner,
+                JoinType::Left,
+                JoinType::Semi,
+            ][*h as usize];
+            lf.join(third, [col(last_int.as_str())], [col("qa")], how)
+        }
+        Step::FilterLast(k, v) => {
+            let c = col(last_int.expect("checked").as_str());
+            lf.filter(match k {
+                0 => c.gt(lit(*v)),
+                1 => c.is_null(),
+                _ => c.is_not_null().and(col(first_int.as_str()).neq(lit(*v))),
+            })
+        }
         Step::Union => lf.union(std::slice::from_ref(&lf)),
         Step::Unique => lf.unique(),
         Step::Shared(v) => {
@@ -142,12 +176,14 @@ proptest! {
     fn optimized_equals_unoptimized(
         left in proptest::collection::vec(row(), 0..25),
         right in proptest::collection::vec(row(), 0..12),
-        steps in proptest::collection::vec(step(), 1..5),
+        third in proptest::collection::vec(row(), 0..10),
+        steps in proptest::collection::vec(step(), 1..6),
     ) {
         let other = table(&right, "r");
+        let third = table(&third, "q");
         let mut lf = table(&left, "");
         for s in &steps {
-            lf = apply(lf, s, &other);
+            lf = apply(lf, s, &other, &third);
         }
         let reference = lf.collect_unoptimized().unwrap().to_sorted_csv().unwrap();
         let optimized = lf.collect().unwrap().to_sorted_csv().unwrap();
@@ -212,4 +248,42 @@ fn filter_comparing_with_aggregate_stays_above_it() {
         .agg([col("b").min().alias("mn"), col("b").max().alias("mx")])
         .filter(col("mx").eq(col("mn")));
     assert_eq!(common::rows(&lf), vec!["2|2|2"]);
+}
+
+/// A chain of joins whose filtered last table should come first: the
+/// reordered plan must fire and return the same rows as the written one.
+#[test]
+fn reordered_join_chain_returns_the_same_rows() {
+    let rows: Vec<_> = (0..40)
+        .map(|i| (Some(i % 7), Some(i % 5), Some((i % 3) as u8)))
+        .collect();
+    let lf = table(&rows, "")
+        .join(
+            &table(&rows[..20], "r"),
+            [col("a")],
+            [col("ra")],
+            JoinType::Inner,
+        )
+        .join(
+            &table(&rows[..10], "q").filter(col("qb").eq(lit(1))),
+            [col("rb")],
+            [col("qa")],
+            JoinType::Inner,
+        );
+    let explained = lf.explain(true).unwrap();
+    assert!(explained.contains("join_reorder"), "{explained}");
+    let reference = lf.collect_unoptimized().unwrap().to_sorted_csv().unwrap();
+    let optimized = lf.collect().unwrap();
+    assert!(optimized.num_rows() > 0);
+    assert_eq!(reference, optimized.to_sorted_csv().unwrap());
+    // Column order is the written one.
+    assert_eq!(
+        optimized
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "s", "ra", "rb", "rs", "qa", "qb", "qs"]
+    );
 }

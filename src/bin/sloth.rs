@@ -76,6 +76,8 @@ enum Command {
         /// Write each query's result as CSV into this directory.
         #[arg(long)]
         results: Option<PathBuf>,
+        #[command(flatten)]
+        optimizer: OptimizerFlags,
     },
     /// Generate datasets.
     #[command(subcommand)]
@@ -96,12 +98,29 @@ struct Source {
     /// A file of SQL.
     #[arg(short = 'f', long = "file")]
     file: Option<PathBuf>,
+    #[command(flatten)]
+    optimizer: OptimizerFlags,
+}
+
+#[derive(Args)]
+struct OptimizerFlags {
     /// Switch the optimizer off.
     #[arg(long)]
     no_optimize: bool,
     /// Switch one optimizer rule off (repeatable).
     #[arg(long)]
     disable_rule: Vec<String>,
+}
+
+impl OptimizerFlags {
+    fn options(&self) -> OptimizerOptions {
+        let base = if self.no_optimize {
+            OptimizerOptions::none()
+        } else {
+            OptimizerOptions::default()
+        };
+        self.disable_rule.iter().fold(base, |o, r| o.disable(r))
+    }
 }
 
 #[derive(Subcommand)]
@@ -150,15 +169,7 @@ enum Format {
 }
 
 fn context(source: &Source) -> Result<SqlContext> {
-    let mut options = if source.no_optimize {
-        OptimizerOptions::none()
-    } else {
-        OptimizerOptions::default()
-    };
-    for r in &source.disable_rule {
-        options = options.disable(r);
-    }
-    let mut ctx = SqlContext::new().with_optimizer(options);
+    let mut ctx = SqlContext::new().with_optimizer(source.optimizer.options());
     for dir in &source.data {
         ctx.register_dir(dir)?;
     }
@@ -386,10 +397,10 @@ fn bench(
     data: &[PathBuf],
     queries: &[PathBuf],
     runs: usize,
-    json: Option<PathBuf>,
-    results: Option<PathBuf>,
+    (json, results): (Option<PathBuf>, Option<PathBuf>),
+    optimizer: OptimizerOptions,
 ) -> Result<()> {
-    let mut ctx = SqlContext::new();
+    let mut ctx = SqlContext::new().with_optimizer(optimizer);
     for d in data {
         ctx.register_dir(d)?;
     }
@@ -523,7 +534,8 @@ fn run(cli: Cli) -> Result<()> {
             runs,
             json,
             results,
-        } => bench(&data, &queries, runs, json, results),
+            optimizer,
+        } => bench(&data, &queries, runs, (json, results), optimizer.options()),
         Command::Gen(g) => generate(g),
     }
 }

@@ -216,6 +216,15 @@ impl ScanSource {
         }
     }
 
+    /// The value range of an integer column, when statistics give it
+    /// without reading the data (Parquet footers).
+    pub fn int_range(&self, column: &str) -> Option<(i64, i64)> {
+        match self {
+            ScanSource::Parquet { path, .. } => parquet::int_range(path, column),
+            _ => None,
+        }
+    }
+
     /// Splits the scan into units that can be read independently and in
     /// parallel: one per Parquet row group that statistics do not rule out
     /// (`filters` are over the projected schema), one per batch otherwise.

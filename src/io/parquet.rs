@@ -46,6 +46,33 @@ pub(super) fn row_count(path: &Path) -> Result<usize> {
     Ok(builder(path)?.metadata().file_metadata().num_rows() as usize)
 }
 
+/// The smallest and largest value of an integer column, from the footer's
+/// row-group statistics (`None` when a row group has none).
+pub(super) fn int_range(path: &Path, column: &str) -> Option<(i64, i64)> {
+    let b = builder(path).ok()?;
+    let metadata = b.metadata();
+    let conv =
+        StatisticsConverter::try_new(column, b.schema(), metadata.file_metadata().schema_descr())
+            .ok()?;
+    let as_i64 = |a: ArrayRef| -> Option<arrow::array::Int64Array> {
+        if !a.data_type().is_integer() {
+            return None;
+        }
+        let a = arrow::compute::cast(&a, &arrow::datatypes::DataType::Int64).ok()?;
+        let a = a
+            .as_any()
+            .downcast_ref::<arrow::array::Int64Array>()?
+            .clone();
+        (a.null_count() == 0 && !a.is_empty()).then_some(a)
+    };
+    let mins = as_i64(conv.row_group_mins(metadata.row_groups()).ok()?)?;
+    let maxes = as_i64(conv.row_group_maxes(metadata.row_groups()).ok()?)?;
+    Some((
+        mins.values().iter().copied().min()?,
+        maxes.values().iter().copied().max()?,
+    ))
+}
+
 /// One row group to read, with the file's metadata already parsed.
 pub struct RowGroupUnit {
     path: PathBuf,

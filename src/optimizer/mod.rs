@@ -7,7 +7,10 @@
 //! ([`OptimizerOptions::disable`]); tests run every query with the optimizer
 //! on, off, and with each rule off, and compare the results.
 
+pub mod cardinality;
 mod common_subexpr_eliminate;
+mod eliminate_outer_join;
+mod join_reorder;
 mod limit_pushdown;
 mod predicate_pushdown;
 mod projection_pushdown;
@@ -30,6 +33,8 @@ pub trait OptimizerRule: Sync {
 pub static RULES: &[&dyn OptimizerRule] = &[
     &simplify_expressions::SimplifyExpressions,
     &predicate_pushdown::PredicatePushdown,
+    &eliminate_outer_join::EliminateOuterJoin,
+    &join_reorder::JoinReorder,
     &limit_pushdown::LimitPushdown,
     &common_subexpr_eliminate::CommonSubexprEliminate,
     &projection_pushdown::ProjectionPushdown,

@@ -6,7 +6,9 @@
 //! - aggregations, for conjuncts on plain grouping columns only,
 //! - joins, into the side that owns all the conjunct's columns, but never
 //!   into the null-producing side of an outer join; a cross join with an
-//!   equality between its sides becomes an inner equi-join,
+//!   equality between its sides becomes an inner equi-join; a conjunct on
+//!   one join key alone is copied onto the other side's key (`a = b` and
+//!   `a < 3` imply `b < 3`) wherever that cannot drop a row the join keeps,
 //! - and finally into scans, which apply them while reading (and use them
 //!   to skip Parquet row groups).
 //!
@@ -241,6 +243,27 @@ fn push_join(
             keep.push(p);
         }
     }
+    // Key equivalence: with `a = b` a conjunct on `a` alone also holds for
+    // every `b` that can still match, so it filters the other side too.
+    let (to_l_more, to_r_more) = (
+        transfer(
+            &to_l,
+            &left_on,
+            &right_on,
+            matches!(
+                how,
+                JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
+            ),
+        ),
+        transfer(
+            &to_r,
+            &right_on,
+            &left_on,
+            matches!(how, JoinType::Inner | JoinType::Right),
+        ),
+    );
+    to_r.extend(to_l_more);
+    to_l.extend(to_r_more);
     let join = LogicalPlan::Join {
         left: Arc::new(push(left, to_l)?),
         right: Arc::new(push(right, to_r)?),
@@ -250,6 +273,32 @@ fn push_join(
         filter: filter.clone(),
     };
     Ok(wrap(join, keep))
+}
+
+/// The conjuncts of `preds` that constrain a single join key column of one
+/// side, rewritten onto the matching key column of the other side.
+fn transfer(preds: &[Expr], from_keys: &[Expr], to_keys: &[Expr], allowed: bool) -> Vec<Expr> {
+    if !allowed {
+        return vec![];
+    }
+    preds
+        .iter()
+        .filter_map(|p| {
+            let cols = p.columns();
+            let [only] = cols.as_slice() else {
+                return None;
+            };
+            let i = from_keys
+                .iter()
+                .position(|k| matches!(k, Expr::Column(c) if c == only))?;
+            let Expr::Column(other) = &to_keys[i] else {
+                return None;
+            };
+            Some(substitute(p, &|n: &str| {
+                (n == only).then(|| col(other.as_str()))
+            }))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -302,6 +351,25 @@ mod tests {
         assert_eq!(
             optimized(&lf),
             "Filter (y > 1)\n  Join Left on [a = b]\n    Scan memory (3 rows) filters=[(x > 1)]\n    Scan memory (3 rows)\n"
+        );
+    }
+
+    #[test]
+    fn key_predicates_filter_both_sides() {
+        let lf = t(&["a", "x"])
+            .join(&t(&["b", "y"]), [col("a")], [col("b")], JoinType::Inner)
+            .filter(col("a").lt(lit(3)).and(col("y").gt(lit(1))));
+        assert_eq!(
+            optimized(&lf),
+            "Join Inner on [a = b]\n  Scan memory (3 rows) filters=[(a < 3)]\n  Scan memory (3 rows) filters=[(y > 1), (b < 3)]\n"
+        );
+        // Into the null side of a left join only what the kept side implies.
+        let lf = t(&["a", "x"])
+            .join(&t(&["b", "y"]), [col("a")], [col("b")], JoinType::Left)
+            .filter(col("a").lt(lit(3)));
+        assert_eq!(
+            optimized(&lf),
+            "Join Left on [a = b]\n  Scan memory (3 rows) filters=[(a < 3)]\n  Scan memory (3 rows) filters=[(b < 3)]\n"
         );
     }
 

@@ -1,0 +1,175 @@
+//! Outer join elimination: a filter above an outer join that rejects the
+//! rows the join pads with nulls turns the join into a stricter one.
+//!
+//! A conjunct *rejects nulls* on a set of columns when it is NULL or false
+//! whenever all those columns are NULL (`y > 1`, `y + x = 3`,
+//! `y IS NOT NULL`, `a OR b` when both reject). Rows a left join pads with
+//! nulls on its right side can then never pass, so the left join returns
+//! what an inner join returns:
+//!
+//! ```text
+//! before: Filter (y > 1)              after: Filter (y > 1)
+//!           Join Left on [a = b]               Join Inner on [a = b]
+//!             Scan l                             Scan l
+//!             Scan r                             Scan r
+//! ```
+//! The filter stays; predicate pushdown then moves it into the right input,
+//! which the left join forbade. A full join becomes a left, right or inner
+//! join depending on which sides the filter rejects nulls on.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::OptimizerRule;
+use crate::error::Result;
+use crate::expr::{Expr, Operator};
+use crate::plan::{JoinType, LogicalPlan, join_schema};
+
+/// See the module documentation.
+pub struct EliminateOuterJoin;
+
+impl OptimizerRule for EliminateOuterJoin {
+    fn name(&self) -> &'static str {
+        "eliminate_outer_join"
+    }
+    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
+        plan.transform_up(&mut |node| {
+            let LogicalPlan::Filter { input, predicate } = &node else {
+                return Ok(node);
+            };
+            let LogicalPlan::Join {
+                left,
+                right,
+                left_on,
+                right_on,
+                how,
+                filter,
+            } = input.as_ref()
+            else {
+                return Ok(node);
+            };
+            if !matches!(how, JoinType::Left | JoinType::Right | JoinType::Full) {
+                return Ok(node);
+            }
+            let (ls, rs) = (left.schema()?, right.schema()?);
+            let out = join_schema(&ls, &rs, *how);
+            let n_left = ls.fields().len();
+            let names = |r: std::ops::Range<usize>| -> HashSet<String> {
+                out.fields()[r].iter().map(|f| f.name().clone()).collect()
+            };
+            let (left_cols, right_cols) = (names(0..n_left), names(n_left..out.fields().len()));
+            let conjuncts = predicate.clone().split_conjunction();
+            let rejects_left = conjuncts.iter().any(|c| rejects_nulls(c, &left_cols));
+            let rejects_right = conjuncts.iter().any(|c| rejects_nulls(c, &right_cols));
+            let new_how = match (how, rejects_left, rejects_right) {
+                (JoinType::Left, _, true) | (JoinType::Right, true, _) => JoinType::Inner,
+                (JoinType::Full, true, true) => JoinType::Inner,
+                (JoinType::Full, true, false) => JoinType::Left,
+                (JoinType::Full, false, true) => JoinType::Right,
+                _ => return Ok(node),
+            };
+            Ok(LogicalPlan::Filter {
+                input: Arc::new(LogicalPlan::Join {
+                    left: left.clone(),
+                    right: right.clone(),
+                    left_on: left_on.clone(),
+                    right_on: right_on.clone(),
+                    how: new_how,
+                    filter: filter.clone(),
+                }),
+                predicate: predicate.clone(),
+            })
+        })
+        .map(Some)
+    }
+}
+
+/// True when `e`, as a filter, drops every row whose `cols` are all NULL:
+/// it then evaluates to NULL or false.
+pub(crate) fn rejects_nulls(e: &Expr, cols: &HashSet<String>) -> bool {
+    match e {
+        Expr::Binary {
+            left,
+            op: Operator::And,
+            right,
+        } => rejects_nulls(left, cols) || rejects_nulls(right, cols),
+        Expr::Binary {
+            left,
+            op: Operator::Or,
+            right,
+        } => rejects_nulls(left, cols) && rejects_nulls(right, cols),
+        Expr::IsNotNull(inner) => is_null_when_null(inner, cols),
+        Expr::Not(inner) if matches!(inner.as_ref(), Expr::IsNull(_)) => {
+            let Expr::IsNull(x) = inner.as_ref() else {
+                unreachable!()
+            };
+            is_null_when_null(x, cols)
+        }
+        other => is_null_when_null(other, cols),
+    }
+}
+
+/// True when `e` is NULL whenever all of `cols` are NULL (a strict
+/// expression over at least one of them).
+fn is_null_when_null(e: &Expr, cols: &HashSet<String>) -> bool {
+    match e {
+        Expr::Column(c) => cols.contains(c),
+        // `NULL AND false` is false and `NULL OR true` is true: not strict.
+        Expr::Binary {
+            op: Operator::And | Operator::Or,
+            ..
+        } => false,
+        Expr::Binary { left, right, .. } => {
+            is_null_when_null(left, cols) || is_null_when_null(right, cols)
+        }
+        Expr::Not(x) | Expr::Negative(x) | Expr::Cast(x, _) | Expr::Alias(x, _) => {
+            is_null_when_null(x, cols)
+        }
+        Expr::InList { expr, .. } => is_null_when_null(expr, cols),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{col, lit};
+    use crate::optimizer::test_util::{rewritten, table};
+
+    fn joined(how: JoinType) -> crate::frame::LazyFrame {
+        table(&["a", "x"]).join(&table(&["b", "y"]), [col("a")], [col("b")], how)
+    }
+
+    #[test]
+    fn left_join_with_a_null_rejecting_filter_becomes_inner() {
+        let lf = joined(JoinType::Left).filter(col("y").gt(lit(1)));
+        assert_eq!(
+            lf.logical_plan().to_string(),
+            "Filter (y > 1)\n  Join Left on [a = b]\n    Scan memory (3 rows)\n    Scan memory (3 rows)\n"
+        );
+        assert_eq!(
+            rewritten(&EliminateOuterJoin, &lf),
+            "Filter (y > 1)\n  Join Inner on [a = b]\n    Scan memory (3 rows)\n    Scan memory (3 rows)\n"
+        );
+    }
+
+    #[test]
+    fn is_null_test_keeps_the_outer_join() {
+        // `y IS NULL` is how anti joins are written by hand: it must keep the padded rows.
+        let lf = joined(JoinType::Left).filter(col("y").is_null());
+        assert!(rewritten(&EliminateOuterJoin, &lf).contains("Join Left"));
+        // `y > 1 OR x > 1` passes padded rows whose x > 1.
+        let lf = joined(JoinType::Left).filter(col("y").gt(lit(1)).or(col("x").gt(lit(1))));
+        assert!(rewritten(&EliminateOuterJoin, &lf).contains("Join Left"));
+    }
+
+    #[test]
+    fn full_join_narrows_by_side() {
+        let lf = joined(JoinType::Full).filter(col("x").gt(lit(1)));
+        assert!(rewritten(&EliminateOuterJoin, &lf).contains("Join Left"));
+        let lf = joined(JoinType::Full).filter(col("y").is_not_null());
+        assert!(rewritten(&EliminateOuterJoin, &lf).contains("Join Right"));
+        let lf = joined(JoinType::Full).filter(col("x").eq(col("y")));
+        assert!(rewritten(&EliminateOuterJoin, &lf).contains("Join Inner"));
+    }
+}
