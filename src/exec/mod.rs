@@ -231,7 +231,12 @@ fn scan_counters(plan: &PhysicalPlan) -> String {
             let pruned = metrics
                 .row_groups_pruned
                 .load(std::sync::atomic::Ordering::Relaxed);
-            if total > 0 {
+            let skipped = metrics
+                .rows_skipped_by_pages
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if total > 0 && skipped > 0 {
+                format!("row_groups={total} pruned={pruned} page_rows_skipped={skipped}")
+            } else if total > 0 {
                 format!("row_groups={total} pruned={pruned}")
             } else {
                 String::new()

@@ -1,5 +1,6 @@
 //! Parquet reading: projected columns, row groups decoded in parallel, and
-//! row groups skipped when their min/max statistics rule out a pushed filter.
+//! row groups (and, with a page index, pages) skipped when their min/max
+//! statistics rule out a pushed filter.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,8 +11,11 @@ use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
-use parquet::file::metadata::ParquetMetaData;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelector,
+};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use super::{BATCH_SIZE, nullable_schema, open};
 use crate::error::{Result, SlothError};
@@ -27,6 +31,8 @@ pub struct ParquetScanMetrics {
     pub row_groups_pruned: AtomicUsize,
     /// Bytes of the Arrow arrays decoded (before the scan's filters).
     pub bytes_read: AtomicUsize,
+    /// Rows of the surviving row groups that the page index skipped.
+    pub rows_skipped_by_pages: AtomicUsize,
 }
 
 fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<std::fs::File>> {
@@ -80,6 +86,9 @@ pub struct RowGroupUnit {
     row_group: usize,
     projection: Option<Vec<usize>>,
     schema: SchemaRef,
+    /// The rows of the row group worth decoding, when the page index rules
+    /// some pages out.
+    selection: Option<RowSelection>,
 }
 
 impl RowGroupUnit {
@@ -94,6 +103,9 @@ impl RowGroupUnit {
         if let Some(p) = &self.projection {
             let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
             b = b.with_projection(mask);
+        }
+        if let Some(sel) = &self.selection {
+            b = b.with_row_selection(sel.clone());
         }
         b.build()?
             .map(|r| {
@@ -113,7 +125,13 @@ pub(super) fn units(
     metrics: &ParquetScanMetrics,
     schema: SchemaRef,
 ) -> Result<Vec<super::ScanUnit>> {
-    let metadata = ArrowReaderMetadata::load(&open(path)?, Default::default()).map_err(|e| {
+    // The page index is only worth loading when there is something to prune.
+    let options = ArrowReaderOptions::new().with_page_index_policy(if filters.is_empty() {
+        PageIndexPolicy::Skip
+    } else {
+        PageIndexPolicy::Optional
+    });
+    let metadata = ArrowReaderMetadata::load(&open(path)?, options).map_err(|e| {
         SlothError::Data(format!(
             "'{}' is not a readable Parquet file: {e}",
             path.display()
@@ -126,26 +144,106 @@ pub(super) fn units(
     };
     let pq = metadata.metadata().clone();
     let keep = row_group_may_match(filters, &projected_schema, &file_schema, &pq)?;
-    let groups: Vec<usize> = (0..pq.num_row_groups()).filter(|i| keep[*i]).collect();
+    let mut units = Vec::new();
+    let mut pruned = 0;
+    for rg in 0..pq.num_row_groups() {
+        let rows = pq.row_group(rg).num_rows() as usize;
+        if !keep[rg] {
+            pruned += 1;
+            continue;
+        }
+        let selection = page_selection(filters, &projected_schema, &file_schema, &pq, rg)?;
+        if let Some(sel) = &selection {
+            metrics
+                .rows_skipped_by_pages
+                .fetch_add(rows - sel.row_count(), Ordering::Relaxed);
+            if !sel.selects_any() {
+                pruned += 1;
+                continue;
+            }
+        }
+        if rows == 0 {
+            continue;
+        }
+        units.push(super::ScanUnit::ParquetRowGroup(RowGroupUnit {
+            path: path.to_path_buf(),
+            metadata: metadata.clone(),
+            row_group: rg,
+            projection: projection.map(|p| p.to_vec()),
+            schema: schema.clone(),
+            selection,
+        }));
+    }
     metrics
         .row_groups
         .fetch_add(pq.num_row_groups(), Ordering::Relaxed);
     metrics
         .row_groups_pruned
-        .fetch_add(pq.num_row_groups() - groups.len(), Ordering::Relaxed);
-    Ok(groups
-        .into_iter()
-        .filter(|&rg| pq.row_group(rg).num_rows() > 0)
-        .map(|row_group| {
-            super::ScanUnit::ParquetRowGroup(RowGroupUnit {
-                path: path.to_path_buf(),
-                metadata: metadata.clone(),
-                row_group,
-                projection: projection.map(|p| p.to_vec()),
-                schema: schema.clone(),
+        .fetch_add(pruned, Ordering::Relaxed);
+    Ok(units)
+}
+
+/// The rows of row group `rg` that the page index cannot rule out, or
+/// `None` when it rules out no page (or the file has no page index).
+///
+/// Each `column op constant` filter keeps the pages whose min/max admit a
+/// match; pages of different columns have different boundaries, so each
+/// filter's pages become a row selection and the selections intersect.
+fn page_selection(
+    filters: &[PhysicalExpr],
+    projected: &Schema,
+    file_schema: &Schema,
+    metadata: &ParquetMetaData,
+    rg: usize,
+) -> Result<Option<RowSelection>> {
+    let (Some(column_index), Some(offset_index)) =
+        (metadata.column_index(), metadata.offset_index())
+    else {
+        return Ok(None);
+    };
+    let mut selection: Option<RowSelection> = None;
+    for f in filters {
+        let Some((col, op, value)) = column_vs_constant(f) else {
+            continue;
+        };
+        let Ok(conv) = StatisticsConverter::try_new(
+            projected.field(col).name(),
+            file_schema,
+            metadata.file_metadata().schema_descr(),
+        ) else {
+            continue;
+        };
+        let (Ok(mins), Ok(maxes), Ok(Some(counts))) = (
+            conv.data_page_mins(column_index, offset_index, [&rg]),
+            conv.data_page_maxes(column_index, offset_index, [&rg]),
+            conv.data_page_row_counts(offset_index, metadata.row_groups(), [&rg]),
+        ) else {
+            continue;
+        };
+        let Some(may_match) = prune(&mins, &maxes, op, value)? else {
+            continue;
+        };
+        if may_match.len() != counts.len() || counts.null_count() > 0 {
+            continue;
+        }
+        let pages: RowSelection = may_match
+            .iter()
+            .zip(counts.values())
+            .map(|(m, &n)| {
+                // Unknown statistics keep the page.
+                if m.unwrap_or(true) {
+                    RowSelector::select(n as usize)
+                } else {
+                    RowSelector::skip(n as usize)
+                }
             })
-        })
-        .collect())
+            .collect();
+        selection = Some(match selection {
+            Some(s) => s.intersection(&pages),
+            None => pages,
+        });
+    }
+    Ok(selection.filter(|s| s.skipped_row_count() > 0))
 }
 
 /// For each row group: may it hold a row satisfying all `filters`?
@@ -250,4 +348,64 @@ fn order_preserving(from: &arrow::datatypes::DataType, to: &arrow::datatypes::Da
         || (matches!(from, Utf8 | LargeUtf8 | Utf8View)
             && matches!(to, Utf8 | LargeUtf8 | Utf8View))
         || (matches!(from, Float32) && matches!(to, Float64))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::Int64Array;
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    use crate::prelude::*;
+
+    /// A sorted key in row groups of 1,000 rows and pages of 100.
+    fn sorted_file(dir: &tempfile::TempDir) -> std::path::PathBuf {
+        let path = dir.path().join("sorted.parquet");
+        let k: Arc<dyn arrow::array::Array> = Arc::new(Int64Array::from_iter_values(0..5000));
+        let batch = arrow::record_batch::RecordBatch::try_from_iter([("k", k)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(1000))
+            .set_data_page_row_count_limit(100)
+            .set_write_batch_size(100)
+            .build();
+        let mut w = ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            batch.schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        path
+    }
+
+    #[test]
+    fn row_groups_and_pages_are_skipped_and_rows_are_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sorted_file(&dir);
+        let lf = LazyFrame::scan_parquet(&path)
+            .unwrap()
+            .filter(col("k").gt_eq(lit(2150i64)).and(col("k").lt(lit(2250i64))));
+        let (df, metrics) = lf.collect_with_metrics().unwrap();
+        assert_eq!(df.num_rows(), 100);
+        let scan = metrics.iter().find(|m| m.name.starts_with("Scan")).unwrap();
+        // 4 of 5 row groups pruned; in the fifth, 8 of 10 pages.
+        assert!(
+            scan.extra.contains("row_groups=5 pruned=4"),
+            "{}",
+            scan.extra
+        );
+        assert!(
+            scan.extra.contains("page_rows_skipped=800"),
+            "{}",
+            scan.extra
+        );
+        let reference = lf.collect_unoptimized().unwrap();
+        assert_eq!(
+            reference.to_sorted_csv().unwrap(),
+            df.to_sorted_csv().unwrap()
+        );
+    }
 }

@@ -10,7 +10,7 @@
 //!   one join key alone is copied onto the other side's key (`a = b` and
 //!   `a < 3` imply `b < 3`) wherever that cannot drop a row the join keeps,
 //! - and finally into scans, which apply them while reading (and use them
-//!   to skip Parquet row groups).
+//!   to skip Parquet row groups, and pages where the file has a page index).
 //!
 //! Filters never move past a slice/limit or a distinct: that would change
 //! which rows those keep.
