@@ -146,9 +146,9 @@ pub(super) fn units(
     let keep = row_group_may_match(filters, &projected_schema, &file_schema, &pq)?;
     let mut units = Vec::new();
     let mut pruned = 0;
-    for rg in 0..pq.num_row_groups() {
+    for (rg, may_match) in keep.into_iter().enumerate() {
         let rows = pq.row_group(rg).num_rows() as usize;
-        if !keep[rg] {
+        if !may_match {
             pruned += 1;
             continue;
         }
