@@ -36,6 +36,9 @@ pub struct NodeMetrics {
     pub extra: String,
     /// For scans: bytes of Arrow data decoded, before filtering.
     pub bytes_in: usize,
+    /// Bytes of intermediate arrays the node's fused expressions did not
+    /// materialize (over the plan's runs so far).
+    pub fused_bytes_saved: usize,
 }
 
 /// Collects [`NodeMetrics`] during one execution.
@@ -93,6 +96,7 @@ impl ExecContext {
                         .load(std::sync::atomic::Ordering::Relaxed),
                     _ => 0,
                 },
+                fused_bytes_saved: plan.fused_bytes_saved(),
             });
     }
 

@@ -88,6 +88,10 @@ pub fn evaluate_mask(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<Boolean
 pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValue> {
     Ok(match &expr.node {
         Node::Column(i) => ColumnarValue::Array(batch.column(*i).clone()),
+        Node::Fused(f) => match f.evaluate(batch)? {
+            Some(a) => ColumnarValue::Array(a),
+            None => evaluate(&f.original, batch)?,
+        },
         Node::Literal(a) => ColumnarValue::Scalar(a.clone()),
         Node::Binary(l, op, r) => {
             let l = evaluate(l, batch)?;

@@ -3,5 +3,6 @@
 
 pub mod accumulators;
 pub mod eval;
+pub mod fused;
 pub mod hash_table;
 pub mod strings;

@@ -5,12 +5,14 @@
 //! ([`crate::kernels::eval`]) never looks a name up or decides a type per batch.
 
 use std::fmt;
+use std::sync::Arc;
 
 use arrow::array::{ArrayRef, new_empty_array};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, Expr, Operator, ScalarFunc, ScalarValue, coerce_binary, common_type};
+use crate::kernels::fused::FusedExpr;
 
 /// A compiled expression node together with its output type.
 #[derive(Debug, Clone)]
@@ -46,6 +48,8 @@ pub enum Node {
     InList(Box<PhysicalExpr>, Vec<ArrayRef>, bool),
     /// Scalar function.
     Function(ScalarFunc, Vec<PhysicalExpr>),
+    /// An arithmetic tree evaluated in one fused loop.
+    Fused(Arc<FusedExpr>),
 }
 
 fn column_index(schema: &Schema, name: &str) -> Result<usize> {
@@ -81,18 +85,87 @@ impl PhysicalExpr {
         Ok(PhysicalExpr::new(Node::Cast(Box::new(self)), to.clone()))
     }
 
-    /// Compiles `expr` against `schema`.
+    /// Compiles `expr` against `schema`; arithmetic trees that can run as
+    /// one fused loop become [`Node::Fused`].
     pub fn compile(expr: &Expr, schema: &Schema) -> Result<PhysicalExpr> {
+        Ok(Self::compile_tree(expr, schema)?.fuse())
+    }
+
+    /// The largest fusable subtrees of this expression, fused.
+    pub fn fuse(self) -> PhysicalExpr {
+        if let Some(f) = FusedExpr::compile(&self) {
+            return PhysicalExpr::new(Node::Fused(f), self.data_type);
+        }
+        self.map_children(PhysicalExpr::fuse)
+    }
+
+    /// This expression with every fused node replaced by the tree it runs.
+    pub fn unfuse(&self) -> PhysicalExpr {
+        match &self.node {
+            Node::Fused(f) => f.original.unfuse(),
+            _ => self.clone().map_children(|c| c.unfuse()),
+        }
+    }
+
+    /// Calls `f` on every fused node.
+    pub fn visit_fused(&self, f: &mut impl FnMut(&FusedExpr)) {
+        match &self.node {
+            Node::Fused(x) => f(x),
+            Node::Column(_) | Node::Literal(_) => {}
+            Node::Binary(l, _, r) => {
+                l.visit_fused(f);
+                r.visit_fused(f);
+            }
+            Node::Not(e)
+            | Node::Negative(e)
+            | Node::IsNull(e)
+            | Node::IsNotNull(e)
+            | Node::Cast(e)
+            | Node::InList(e, _, _) => e.visit_fused(f),
+            Node::Case(branches, otherwise) => {
+                for (w, t) in branches {
+                    w.visit_fused(f);
+                    t.visit_fused(f);
+                }
+                if let Some(o) = otherwise {
+                    o.visit_fused(f);
+                }
+            }
+            Node::Function(_, args) => args.iter().for_each(|a| a.visit_fused(f)),
+        }
+    }
+
+    fn map_children(self, mut f: impl FnMut(PhysicalExpr) -> PhysicalExpr) -> PhysicalExpr {
+        let node = match self.node {
+            Node::Binary(l, op, r) => Node::Binary(Box::new(f(*l)), op, Box::new(f(*r))),
+            Node::Not(e) => Node::Not(Box::new(f(*e))),
+            Node::Negative(e) => Node::Negative(Box::new(f(*e))),
+            Node::IsNull(e) => Node::IsNull(Box::new(f(*e))),
+            Node::IsNotNull(e) => Node::IsNotNull(Box::new(f(*e))),
+            Node::Cast(e) => Node::Cast(Box::new(f(*e))),
+            Node::InList(e, list, negated) => Node::InList(Box::new(f(*e)), list, negated),
+            Node::Case(branches, otherwise) => Node::Case(
+                branches.into_iter().map(|(w, t)| (f(w), f(t))).collect(),
+                otherwise.map(|o| Box::new(f(*o))),
+            ),
+            Node::Function(func, args) => Node::Function(func, args.into_iter().map(f).collect()),
+            leaf => leaf,
+        };
+        PhysicalExpr::new(node, self.data_type)
+    }
+
+    /// Compiles `expr` against `schema`, operator by operator.
+    fn compile_tree(expr: &Expr, schema: &Schema) -> Result<PhysicalExpr> {
         Ok(match expr {
             Expr::Column(name) => {
                 let i = column_index(schema, name)?;
                 PhysicalExpr::new(Node::Column(i), schema.field(i).data_type().clone())
             }
             Expr::Literal(v) => literal(v)?,
-            Expr::Alias(e, _) => Self::compile(e, schema)?,
+            Expr::Alias(e, _) => Self::compile_tree(e, schema)?,
             Expr::Binary { left, op, right } => {
-                let mut l = Self::compile(left, schema)?;
-                let mut r = Self::compile(right, schema)?;
+                let mut l = Self::compile_tree(left, schema)?;
+                let mut r = Self::compile_tree(right, schema)?;
                 // `interval + date` is computed as `date + interval`.
                 if *op == Operator::Plus && matches!(l.data_type, DataType::Interval(_)) {
                     std::mem::swap(&mut l, &mut r);
@@ -117,11 +190,11 @@ impl PhysicalExpr {
                 PhysicalExpr::new(Node::Binary(Box::new(l), *op, Box::new(r)), out)
             }
             Expr::Not(e) => {
-                let e = Self::compile(e, schema)?.expect_boolean("NOT")?;
+                let e = Self::compile_tree(e, schema)?.expect_boolean("NOT")?;
                 PhysicalExpr::new(Node::Not(Box::new(e)), DataType::Boolean)
             }
             Expr::Negative(e) => {
-                let e = Self::compile(e, schema)?;
+                let e = Self::compile_tree(e, schema)?;
                 if !(e.data_type.is_numeric() || matches!(e.data_type, DataType::Interval(_))) {
                     return Err(SlothError::types(format!("cannot negate {}", e.data_type)));
                 }
@@ -129,26 +202,26 @@ impl PhysicalExpr {
                 PhysicalExpr::new(Node::Negative(Box::new(e)), t)
             }
             Expr::IsNull(e) => PhysicalExpr::new(
-                Node::IsNull(Box::new(Self::compile(e, schema)?)),
+                Node::IsNull(Box::new(Self::compile_tree(e, schema)?)),
                 DataType::Boolean,
             ),
             Expr::IsNotNull(e) => PhysicalExpr::new(
-                Node::IsNotNull(Box::new(Self::compile(e, schema)?)),
+                Node::IsNotNull(Box::new(Self::compile_tree(e, schema)?)),
                 DataType::Boolean,
             ),
-            Expr::Cast(e, t) => Self::compile(e, schema)?.cast_to(t)?,
+            Expr::Cast(e, t) => Self::compile_tree(e, schema)?.cast_to(t)?,
             Expr::Case {
                 when_then,
                 otherwise,
             } => {
                 let mut branches = Vec::with_capacity(when_then.len());
                 for (w, t) in when_then {
-                    let w = Self::compile(w, schema)?.expect_boolean("CASE WHEN")?;
-                    branches.push((w, Self::compile(t, schema)?));
+                    let w = Self::compile_tree(w, schema)?.expect_boolean("CASE WHEN")?;
+                    branches.push((w, Self::compile_tree(t, schema)?));
                 }
                 let otherwise = otherwise
                     .as_ref()
-                    .map(|o| Self::compile(o, schema))
+                    .map(|o| Self::compile_tree(o, schema))
                     .transpose()?;
                 let mut out = DataType::Null;
                 for t in branches
@@ -177,11 +250,11 @@ impl PhysicalExpr {
                 list,
                 negated,
             } => {
-                let e = Self::compile(expr, schema)?;
+                let e = Self::compile_tree(expr, schema)?;
                 let mut t = e.data_type.clone();
                 let items = list
                     .iter()
-                    .map(|i| Self::compile(i, schema))
+                    .map(|i| Self::compile_tree(i, schema))
                     .collect::<Result<Vec<_>>>()?;
                 for i in &items {
                     t = common_type(&t, &i.data_type).ok_or_else(|| {
@@ -304,7 +377,7 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
     use ScalarFunc::*;
     let args = args
         .iter()
-        .map(|a| PhysicalExpr::compile(a, schema))
+        .map(|a| PhysicalExpr::compile_tree(a, schema))
         .collect::<Result<Vec<_>>>()?;
     let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
         if n.contains(&args.len()) {
@@ -499,11 +572,11 @@ pub fn expr_field(expr: &Expr, schema: &Schema) -> Result<Field> {
         Expr::Agg { func, args, .. } => {
             let types = args
                 .iter()
-                .map(|a| PhysicalExpr::compile(a, schema).map(|p| p.data_type))
+                .map(|a| PhysicalExpr::compile_tree(a, schema).map(|p| p.data_type))
                 .collect::<Result<Vec<_>>>()?;
             agg_output_type(*func, &types)?
         }
-        e => PhysicalExpr::compile(e, schema)?.data_type,
+        e => PhysicalExpr::compile_tree(e, schema)?.data_type,
     };
     Ok(Field::new(expr.output_name(), data_type, true))
 }
@@ -534,6 +607,7 @@ impl fmt::Display for PhysicalExpr {
                 let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
                 write!(f, "{}({})", func.name(), a.join(", "))
             }
+            Node::Fused(x) => write!(f, "fused{}", x.original),
         }
     }
 }

@@ -188,6 +188,122 @@ impl PhysicalPlan {
         }
     }
 
+    /// The expressions of this node (not of its inputs).
+    pub fn own_expressions(&self) -> Vec<&PhysicalExpr> {
+        match self {
+            PhysicalPlan::Scan { filters, .. } => filters.iter().collect(),
+            PhysicalPlan::Pipeline { stages, .. } => stages
+                .iter()
+                .flat_map(|s| match s {
+                    Stage::Filter(e) => vec![e],
+                    Stage::Project(es, _) => es.iter().collect(),
+                })
+                .collect(),
+            PhysicalPlan::HashAggregate { keys, aggs, .. } => keys
+                .iter()
+                .chain(aggs.iter().flat_map(|a| a.args.iter()))
+                .collect(),
+            PhysicalPlan::HashJoin {
+                left_keys,
+                right_keys,
+                filter,
+                ..
+            } => left_keys
+                .iter()
+                .chain(right_keys)
+                .chain(filter.as_ref())
+                .collect(),
+            PhysicalPlan::Sort { keys, .. } => keys.iter().map(|(e, _)| e).collect(),
+            PhysicalPlan::Window {
+                partition_by,
+                order_by,
+                ..
+            } => partition_by
+                .iter()
+                .chain(order_by.iter().map(|(e, _)| e))
+                .collect(),
+            PhysicalPlan::CrossJoin { .. }
+            | PhysicalPlan::Slice { .. }
+            | PhysicalPlan::Union { .. } => vec![],
+        }
+    }
+
+    /// Bytes of intermediate arrays that this node's fused expressions did
+    /// not materialize so far.
+    pub fn fused_bytes_saved(&self) -> usize {
+        let mut saved = 0;
+        for e in self.own_expressions() {
+            e.visit_fused(&mut |f| saved += f.bytes_saved());
+        }
+        saved
+    }
+
+    /// The same plan with every expression evaluated operator by operator
+    /// (what expression fusion is measured against).
+    pub fn unfuse_expressions(&self) -> PhysicalPlan {
+        let un = |es: &[PhysicalExpr]| es.iter().map(|e| e.unfuse()).collect::<Vec<_>>();
+        let sorted = |ks: &[(PhysicalExpr, SortOptions)]| {
+            ks.iter().map(|(e, o)| (e.unfuse(), *o)).collect::<Vec<_>>()
+        };
+        let b = |p: &PhysicalPlan| Box::new(p.unfuse_expressions());
+        let mut out = self.clone();
+        match &mut out {
+            PhysicalPlan::Scan { filters, .. } => *filters = un(filters),
+            PhysicalPlan::Pipeline { input, stages, .. } => {
+                *input = b(input);
+                for s in stages {
+                    match s {
+                        Stage::Filter(e) => *e = e.unfuse(),
+                        Stage::Project(es, _) => *es = un(es),
+                    }
+                }
+            }
+            PhysicalPlan::HashAggregate {
+                input, keys, aggs, ..
+            } => {
+                *input = b(input);
+                *keys = un(keys);
+                for a in aggs {
+                    a.args = un(&a.args);
+                }
+            }
+            PhysicalPlan::HashJoin {
+                left,
+                right,
+                left_keys,
+                right_keys,
+                filter,
+                ..
+            } => {
+                (*left, *right) = (b(left), b(right));
+                (*left_keys, *right_keys) = (un(left_keys), un(right_keys));
+                *filter = filter.as_ref().map(|f| f.unfuse());
+            }
+            PhysicalPlan::CrossJoin { left, right, .. } => {
+                (*left, *right) = (b(left), b(right));
+            }
+            PhysicalPlan::Sort { input, keys, .. } => {
+                *input = b(input);
+                *keys = sorted(keys);
+            }
+            PhysicalPlan::Slice { input, .. } => *input = b(input),
+            PhysicalPlan::Window {
+                input,
+                partition_by,
+                order_by,
+                ..
+            } => {
+                *input = b(input);
+                *partition_by = un(partition_by);
+                *order_by = sorted(order_by);
+            }
+            PhysicalPlan::Union { inputs, .. } => {
+                *inputs = inputs.iter().map(|i| i.unfuse_expressions()).collect();
+            }
+        }
+        out
+    }
+
     /// One-line description of this node (without children).
     pub fn describe(&self) -> String {
         let list = |e: &[PhysicalExpr]| {

@@ -42,10 +42,11 @@ pub fn format_metrics(metrics: &[NodeMetrics]) -> String {
             } else {
                 0.0
             },
-            if m.extra.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", m.extra)
+            match (m.extra.is_empty(), m.fused_bytes_saved) {
+                (true, 0) => String::new(),
+                (false, 0) => format!(" {}", m.extra),
+                (true, saved) => format!(" fused_exprs_saved={saved}B"),
+                (false, saved) => format!(" {} fused_exprs_saved={saved}B", m.extra),
             },
             indent = m.depth * 2
         ));
@@ -92,6 +93,9 @@ pub struct Profile {
     pub columnar_total: Duration,
     /// Wall time of the columnar run with fusion, when asked for (median of 3).
     pub fused_total: Option<Duration>,
+    /// Bytes of intermediate arrays that fused expressions did not
+    /// materialize in one fused run.
+    pub fused_bytes_saved: usize,
     /// Bytes the scans produced (columnar), for throughput.
     pub scanned_bytes: usize,
     /// Rows read from each scan when sampling.
@@ -104,6 +108,11 @@ pub struct Profile {
     pub columnar_peak_rss: Option<u64>,
 }
 
+/// Bytes the plan's fused expressions have saved so far, all nodes.
+fn bytes_saved(plan: &PhysicalPlan) -> usize {
+    plan.fused_bytes_saved() + plan.children().into_iter().map(bytes_saved).sum::<usize>()
+}
+
 /// Profiles `lf` (optimized) with both strategies.
 pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
     let mut plan = lf.physical_plan()?;
@@ -113,18 +122,22 @@ pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
     // Columnar runs are short: take the median of three (the first also
     // warms the file cache for the row-wise run, which runs once).
     let mut runs = Vec::new();
+    // "Unfused": no pipeline fusion into parents, and every expression
+    // evaluated operator by operator.
+    let unfused = plan.unfuse_expressions();
     for _ in 0..3 {
         let ctx = ExecContext::unfused();
         let cpu = cpu_time();
         let start = Instant::now();
-        execute_with(&plan, &ctx)?;
+        execute_with(&unfused, &ctx)?;
         let cpu = cpu.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
         runs.push((start.elapsed(), ctx.metrics(), cpu));
     }
     let columnar_peak_rss = peak_rss();
     runs.sort_by_key(|(t, _, _)| *t);
     let (columnar_total, col_metrics, columnar_cpu) = runs.swap_remove(1);
-    let fused_total = if options.fusion {
+    let (fused_total, fused_bytes_saved) = if options.fusion {
+        let before = bytes_saved(&plan);
         let mut times = Vec::new();
         for _ in 0..3 {
             let start = Instant::now();
@@ -132,9 +145,9 @@ pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
             times.push(start.elapsed());
         }
         times.sort();
-        Some(times[1])
+        (Some(times[1]), (bytes_saved(&plan) - before) / 3)
     } else {
-        None
+        (None, 0)
     };
     let start = Instant::now();
     let (_, row_metrics) = execute_rowwise(&plan)?;
@@ -157,6 +170,7 @@ pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
         rowwise_total,
         columnar_total,
         fused_total,
+        fused_bytes_saved,
         scanned_bytes,
         sampled: options.row_limit,
         bandwidth_gbs: memory_bandwidth(),

@@ -21,6 +21,7 @@ use crate::physical::expr::{Node, PhysicalExpr, literal_i64};
 pub fn eval(expr: &PhysicalExpr, row: &Row, schema: &SchemaRef) -> Result<Value> {
     Ok(match &expr.node {
         Node::Column(i) => row[*i].clone(),
+        Node::Fused(f) => eval(&f.original, row, schema)?,
         Node::Literal(a) => Value::from_array(a.as_ref(), 0)?,
         Node::Binary(l, op, r) => {
             let a = eval(l, row, schema)?;
