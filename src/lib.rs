@@ -30,6 +30,7 @@ pub mod error;
 pub mod exec;
 pub mod expr;
 pub mod frame;
+pub mod gpu;
 pub mod io;
 pub mod kernels;
 pub mod optimizer;

@@ -82,6 +82,12 @@ enum Command {
     /// Generate datasets.
     #[command(subcommand)]
     Gen(Gen),
+    /// GPU size sweep: group-by sum on CPU and GPU, 1e5 rows up to --max-rows.
+    GpuSweep {
+        /// Largest input.
+        #[arg(long, default_value_t = 100_000_000)]
+        max_rows: usize,
+    },
 }
 
 #[derive(Args)]
@@ -104,6 +110,11 @@ struct Source {
 
 #[derive(Args)]
 struct OptimizerFlags {
+    /// Where group-by operators run: cpu, gpu (CPU fallback when it cannot),
+    /// auto (the GPU when present and the cost model expects a gain), or
+    /// emulate (the GPU kernels' CPU port).
+    #[arg(long, default_value = "auto")]
+    device: String,
     /// Switch the optimizer off.
     #[arg(long)]
     no_optimize: bool,
@@ -169,7 +180,9 @@ enum Format {
 }
 
 fn context(source: &Source) -> Result<SqlContext> {
-    let mut ctx = SqlContext::new().with_optimizer(source.optimizer.options());
+    let mut ctx = SqlContext::new()
+        .with_optimizer(source.optimizer.options())
+        .with_device(source.optimizer.device.parse()?);
     for dir in &source.data {
         ctx.register_dir(dir)?;
     }
@@ -398,9 +411,11 @@ fn bench(
     queries: &[PathBuf],
     runs: usize,
     (json, results): (Option<PathBuf>, Option<PathBuf>),
-    optimizer: OptimizerOptions,
+    (optimizer, device): (OptimizerOptions, sloth::gpu::Device),
 ) -> Result<()> {
-    let mut ctx = SqlContext::new().with_optimizer(optimizer);
+    let mut ctx = SqlContext::new()
+        .with_optimizer(optimizer)
+        .with_device(device);
     for d in data {
         ctx.register_dir(d)?;
     }
@@ -535,8 +550,15 @@ fn run(cli: Cli) -> Result<()> {
             json,
             results,
             optimizer,
-        } => bench(&data, &queries, runs, (json, results), optimizer.options()),
+        } => bench(
+            &data,
+            &queries,
+            runs,
+            (json, results),
+            (optimizer.options(), optimizer.device.parse()?),
+        ),
         Command::Gen(g) => generate(g),
+        Command::GpuSweep { max_rows } => sloth::gpu::sweep::run(max_rows),
     }
 }
 

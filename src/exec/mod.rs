@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
+use crate::gpu::Device;
 use crate::physical::PhysicalPlan;
 
 /// What one operator did during a run.
@@ -49,6 +50,8 @@ pub struct ExecContext {
     /// default); off, every operator runs as a step of its own, so its time
     /// can be measured separately.
     pub fuse: bool,
+    /// Where group-by operators run.
+    pub device: Device,
 }
 
 impl Default for ExecContext {
@@ -56,11 +59,20 @@ impl Default for ExecContext {
         ExecContext {
             metrics: Mutex::new(Vec::new()),
             fuse: true,
+            device: Device::default(),
         }
     }
 }
 
 impl ExecContext {
+    /// A context that places group-by operators on `device`.
+    pub fn with_device(device: Device) -> Self {
+        ExecContext {
+            device,
+            ..Default::default()
+        }
+    }
+
     /// A context that runs every operator as its own step (no fusion).
     pub fn unfused() -> Self {
         ExecContext {
@@ -135,6 +147,29 @@ fn run(
 ) -> Result<(Vec<RecordBatch>, Duration)> {
     let id = *next_id;
     *next_id += 1;
+    // A group-by the GPU may take: run the input, offer it to the device,
+    // and fall back to the CPU operator with the reason recorded.
+    if let PhysicalPlan::HashAggregate {
+        input,
+        keys,
+        aggs,
+        schema,
+    } = plan
+        && wants_gpu(ctx.device)
+    {
+        let (batches, child_time) = run(input, ctx, next_id, depth + 1)?;
+        let start = Instant::now();
+        let (out, note) = match crate::gpu::try_group_by(ctx.device, &batches, keys, aggs, schema)?
+        {
+            crate::gpu::Outcome::Ran(batch, note) => (vec![batch], note),
+            crate::gpu::Outcome::Declined(why) => {
+                (columnar::run_operator(plan, vec![batches])?, why)
+            }
+        };
+        let self_time = start.elapsed();
+        ctx.record(id, depth, plan, &out, self_time, note);
+        return Ok((out, child_time + self_time));
+    }
     // A hash aggregate over a scan pipeline pulls morsels straight from the
     // reader instead of running its input as a separate step.
     if let (
@@ -257,6 +292,17 @@ fn streamable_rows(plan: &PhysicalPlan) -> Option<usize> {
         PhysicalPlan::Scan { source, .. } => source.row_count(),
         PhysicalPlan::Pipeline { input, .. } => streamable_rows(input),
         _ => None,
+    }
+}
+
+/// True when group-bys should be offered to the GPU path: forced, emulated,
+/// or `auto` with a GPU present (without one, `auto` keeps the CPU's fused
+/// morsel path).
+fn wants_gpu(device: Device) -> bool {
+    match device {
+        Device::Cpu => false,
+        Device::Gpu | Device::Emulate => true,
+        Device::Auto => crate::gpu::availability().is_ok(),
     }
 }
 

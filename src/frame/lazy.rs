@@ -10,6 +10,7 @@ use crate::error::{Result, SlothError};
 use crate::exec::{self, ExecContext, NodeMetrics};
 use crate::expr::{Expr, col};
 use crate::frame::DataFrame;
+use crate::gpu::Device;
 use crate::io::{CsvOptions, ScanSource};
 use crate::optimizer::{OptimizerOptions, optimize};
 use crate::physical::planner::create_physical_plan;
@@ -40,6 +41,7 @@ use crate::plan::{JoinType, LogicalPlan, Scan, SortKey};
 pub struct LazyFrame {
     plan: Arc<LogicalPlan>,
     options: OptimizerOptions,
+    device: Device,
 }
 
 impl From<LogicalPlan> for LazyFrame {
@@ -47,6 +49,7 @@ impl From<LogicalPlan> for LazyFrame {
         LazyFrame {
             plan: Arc::new(plan),
             options: OptimizerOptions::default(),
+            device: Device::default(),
         }
     }
 }
@@ -65,6 +68,7 @@ impl LazyFrame {
         LazyFrame {
             plan: Arc::new(plan),
             options: self.options.clone(),
+            device: self.device,
         }
     }
 
@@ -115,6 +119,17 @@ impl LazyFrame {
     /// Output schema (fails on unknown columns or type errors).
     pub fn schema(&self) -> Result<SchemaRef> {
         self.plan.schema()
+    }
+
+    /// Where group-by operators run (default: [`Device::Auto`]).
+    pub fn with_device(mut self, device: Device) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// The device setting.
+    pub fn device(&self) -> Device {
+        self.device
     }
 
     /// Sets the optimizer options (rules on/off) for this frame.
@@ -432,7 +447,7 @@ impl LazyFrame {
     pub fn collect_with_metrics(&self) -> Result<(DataFrame, Vec<NodeMetrics>)> {
         let plan = self.optimized_plan()?;
         let physical = create_physical_plan(&plan)?;
-        let ctx = ExecContext::default();
+        let ctx = ExecContext::with_device(self.device);
         let batches = exec::execute_with(&physical, &ctx)?;
         Ok((DataFrame::new(physical.schema(), batches), ctx.metrics()))
     }

@@ -18,6 +18,7 @@ use sqlparser::parser::Parser;
 
 use crate::error::{Result, SlothError};
 use crate::frame::{DataFrame, LazyFrame};
+use crate::gpu::Device;
 use crate::optimizer::OptimizerOptions;
 
 /// Registered tables, by name.
@@ -25,6 +26,7 @@ use crate::optimizer::OptimizerOptions;
 pub struct SqlContext {
     tables: BTreeMap<String, LazyFrame>,
     options: OptimizerOptions,
+    device: Device,
 }
 
 /// What a statement produced.
@@ -44,6 +46,12 @@ impl SqlContext {
     /// Sets the optimizer options for queries planned from now on.
     pub fn with_optimizer(mut self, options: OptimizerOptions) -> Self {
         self.options = options;
+        self
+    }
+
+    /// Sets where group-by operators of queries planned from now on run.
+    pub fn with_device(mut self, device: Device) -> Self {
+        self.device = device;
         self
     }
 
@@ -162,7 +170,9 @@ impl SqlContext {
 
     fn plan_query(&self, q: &sqlparser::ast::Query) -> Result<LazyFrame> {
         let plan = planner::QueryPlanner::new(self).plan_query(q)?;
-        let lf = LazyFrame::from(plan).with_optimizer(self.options.clone());
+        let lf = LazyFrame::from(plan)
+            .with_optimizer(self.options.clone())
+            .with_device(self.device);
         lf.logical_plan().validate()?;
         Ok(lf)
     }

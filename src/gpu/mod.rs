@@ -1,0 +1,280 @@
+//! GPU offload of hash group-by (and the hash join kernels), with a clean
+//! CPU fallback.
+//!
+//! - `kernels.cu`: the CUDA C kernels, compiled once per process by NVRTC.
+//! - `cuda.rs` (feature `cuda`): the runtime through `cudarc`; it loads the
+//!   driver at run time, so builds need no CUDA toolkit and machines
+//!   without a GPU get a reason instead of a panic.
+//! - `emulate.rs`: a CPU port of the kernels, tested against the CPU
+//!   operators (and selectable as a device, for tests and demos).
+//! - `raw.rs`: kernel output → Arrow arrays.
+//! - `cost.rs`: the CPU/GPU cost model used by `--device auto`.
+//!
+//! [`try_group_by`] is the executor's entry point: it either returns the
+//! aggregate's output with a note on where it ran and why, or declines
+//! with the reason, and the CPU operator runs instead.
+
+pub mod cost;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+pub mod emulate;
+pub mod raw;
+pub mod sweep;
+
+use std::str::FromStr;
+
+use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch};
+use arrow::compute::{cast, concat};
+use arrow::datatypes::{DataType, SchemaRef};
+
+use crate::error::{Result, SlothError};
+use crate::expr::AggFunc;
+use crate::physical::AggregateExpr;
+use crate::physical::expr::{Node, PhysicalExpr};
+use raw::{AggKind, Values};
+
+/// Where group-by operators run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Device {
+    /// Always the CPU.
+    Cpu,
+    /// The GPU whenever the operator is supported (CPU fallback on failure).
+    Gpu,
+    /// The GPU when present and the cost model expects it to be faster.
+    #[default]
+    Auto,
+    /// The kernels' CPU port (`emulate.rs`): the GPU code path without a GPU.
+    Emulate,
+}
+
+impl FromStr for Device {
+    type Err = SlothError;
+    fn from_str(s: &str) -> Result<Device> {
+        match s {
+            "cpu" => Ok(Device::Cpu),
+            "gpu" => Ok(Device::Gpu),
+            "auto" => Ok(Device::Auto),
+            "emulate" => Ok(Device::Emulate),
+            _ => Err(SlothError::plan(format!(
+                "unknown device '{s}'; devices: cpu, gpu, auto, emulate"
+            ))),
+        }
+    }
+}
+
+/// Whether a usable GPU is present, or why not.
+pub fn availability() -> std::result::Result<String, String> {
+    #[cfg(feature = "cuda")]
+    {
+        cuda::runtime().map(|g| g.name.clone())
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err("sloth was built without the `cuda` feature".into())
+    }
+}
+
+/// A group-by the kernels can run: one integer key, and sum, count, mean,
+/// min, max over integer or float columns.
+struct GroupBySpec {
+    key: usize,
+    aggs: Vec<(AggKind, Option<usize>)>,
+}
+
+fn spec(keys: &[PhysicalExpr], aggs: &[AggregateExpr]) -> std::result::Result<GroupBySpec, String> {
+    let column = |e: &PhysicalExpr| match e.node {
+        Node::Column(i) if raw::lane_type(&e.data_type).is_some() => Some(i),
+        _ => None,
+    };
+    let [key] = keys else {
+        return Err("not supported on the GPU: more than one group key".into());
+    };
+    let key = column(key)
+        .filter(|_| raw::lane_type(&key.data_type) == Some(DataType::Int64))
+        .ok_or("not supported on the GPU: the key is not an integer column")?;
+    let aggs = aggs
+        .iter()
+        .map(|a| {
+            let kind = match a.func {
+                AggFunc::Sum => AggKind::Sum,
+                AggFunc::Mean => AggKind::Mean,
+                AggFunc::Min => AggKind::Min,
+                AggFunc::Max => AggKind::Max,
+                AggFunc::Count | AggFunc::CountStar => AggKind::Count,
+                _ => return Err(format!("not supported on the GPU: {}", a.func.name())),
+            };
+            if a.distinct {
+                return Err("not supported on the GPU: DISTINCT aggregates".into());
+            }
+            match a.args.as_slice() {
+                [] => Ok((kind, None)),
+                [arg] => column(arg).map(|c| (kind, Some(c))).ok_or_else(|| {
+                    "not supported on the GPU: an aggregate of an expression".into()
+                }),
+                _ => Err("not supported on the GPU: multi-argument aggregates".into()),
+            }
+        })
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    Ok(GroupBySpec { key, aggs })
+}
+
+/// A column of the input, concatenated and widened to Int64 or Float64.
+fn lane_column(batches: &[RecordBatch], i: usize) -> Result<ArrayRef> {
+    let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
+    let a = concat(&parts)?;
+    let to = raw::lane_type(a.data_type()).expect("checked by spec");
+    Ok(if a.data_type() == &to {
+        a
+    } else {
+        cast(&a, &to)?
+    })
+}
+
+/// What happened to a group-by offered to the GPU.
+pub enum Outcome {
+    /// It ran there: the output and a note (device, estimate, times).
+    Ran(RecordBatch, String),
+    /// The CPU should run it; why.
+    Declined(String),
+}
+
+/// Runs a hash aggregate with the GPU kernels when `device` asks for it
+/// and the operator is supported; otherwise says why not.
+pub fn try_group_by(
+    device: Device,
+    input: &[RecordBatch],
+    keys: &[PhysicalExpr],
+    aggs: &[AggregateExpr],
+    schema: &SchemaRef,
+) -> Result<Outcome> {
+    if device == Device::Cpu {
+        return Ok(Outcome::Declined("device=cpu".into()));
+    }
+    let spec = match spec(keys, aggs) {
+        Ok(s) => s,
+        Err(why) => return Ok(Outcome::Declined(why)),
+    };
+    let rows: usize = input.iter().map(|b| b.num_rows()).sum();
+    if matches!(device, Device::Auto | Device::Gpu)
+        && let Err(why) = availability()
+    {
+        return Ok(Outcome::Declined(format!("device=cpu (gpu: {why})")));
+    }
+    let estimate = || {
+        let bytes_in = 8 * rows * (1 + spec.aggs.iter().filter(|(_, c)| c.is_some()).count());
+        cost::CostModel::with_cpu_probe().estimate(rows, bytes_in, 0)
+    };
+    if device == Device::Auto && !estimate().prefers_gpu() {
+        return Ok(Outcome::Declined(format!(
+            "device=cpu (cost model: {})",
+            estimate()
+        )));
+    }
+    if input.is_empty() || rows == 0 {
+        return Ok(Outcome::Declined("device=cpu (empty input)".into()));
+    }
+    let key = lane_column(input, spec.key)?;
+    let values: Vec<Option<ArrayRef>> = spec
+        .aggs
+        .iter()
+        .map(|(_, c)| c.map(|c| lane_column(input, c)).transpose())
+        .collect::<Result<_>>()?;
+    // NaN orders differently in the kernels' comparisons: leave it to the CPU.
+    if values.iter().flatten().any(|v| {
+        v.as_any()
+            .downcast_ref::<Float64Array>()
+            .is_some_and(|f| f.values().iter().any(|x| x.is_nan()))
+    }) {
+        return Ok(Outcome::Declined("device=cpu (NaN values)".into()));
+    }
+    let key_values = key
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .expect("lane type");
+    let key_valid = raw::validity_bytes(&key);
+    if key_values.iter().flatten().any(|k| k == emulate::EMPTY_KEY) {
+        return Ok(Outcome::Declined(
+            "device=cpu (a key equals the kernels' empty marker)".into(),
+        ));
+    }
+    let validity: Vec<Option<Vec<u8>>> = values
+        .iter()
+        .map(|v| v.as_ref().and_then(|v| raw::validity_bytes(v)))
+        .collect();
+    let lanes: Vec<(AggKind, Values<'_>)> = spec
+        .aggs
+        .iter()
+        .zip(values.iter().zip(&validity))
+        .map(|((kind, _), (v, valid))| {
+            let valid = valid.as_deref();
+            let lane = match v {
+                None => Values::Rows(rows),
+                Some(v) => match v.data_type() {
+                    DataType::Float64 => Values::F64(
+                        v.as_any()
+                            .downcast_ref::<Float64Array>()
+                            .expect("f64")
+                            .values(),
+                        valid,
+                    ),
+                    _ => Values::I64(
+                        v.as_any()
+                            .downcast_ref::<Int64Array>()
+                            .expect("i64")
+                            .values(),
+                        valid,
+                    ),
+                },
+            };
+            (*kind, lane)
+        })
+        .collect();
+    let kinds: Vec<AggKind> = spec.aggs.iter().map(|(k, _)| *k).collect();
+    let keys_slice = key_values.values().as_ref();
+    let (raw, note) = match device {
+        Device::Emulate => match emulate::group_by(keys_slice, key_valid.as_deref(), &lanes) {
+            Some(raw) => (raw, "device=emulated-gpu (kernels' CPU port)".to_string()),
+            None => {
+                return Ok(Outcome::Declined(
+                    "device=cpu (emulated hash table full)".into(),
+                ));
+            }
+        },
+        _ => match run_on_gpu(keys_slice, key_valid.as_deref(), &lanes) {
+            Ok((raw, note)) => (raw, format!("{note}; {}", estimate())),
+            Err(why) => return Ok(Outcome::Declined(format!("device=cpu (gpu failed: {why})"))),
+        },
+    };
+    Ok(Outcome::Ran(raw::assemble(&raw, &kinds, schema)?, note))
+}
+
+#[cfg(feature = "cuda")]
+fn run_on_gpu(
+    keys: &[i64],
+    valid: Option<&[u8]>,
+    lanes: &[(AggKind, Values<'_>)],
+) -> std::result::Result<(raw::RawGroupBy, String), String> {
+    let gpu = cuda::runtime()?;
+    let (raw, t) = gpu.group_by(keys, valid, lanes)?;
+    Ok((
+        raw,
+        format!(
+            "device=gpu ({}) transfer={:.3}ms kernel={:.3}ms",
+            gpu.name, t.transfer_ms, t.kernel_ms
+        ),
+    ))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn run_on_gpu(
+    _: &[i64],
+    _: Option<&[u8]>,
+    _: &[(AggKind, Values<'_>)],
+) -> std::result::Result<(raw::RawGroupBy, String), String> {
+    Err("sloth was built without the `cuda` feature".into())
+}
+
+/// For the GPU tests: a one-line reason when they must be skipped.
+pub fn skip_reason() -> Option<String> {
+    availability().err()
+}

@@ -1,0 +1,153 @@
+//! The raw results the kernels leave in device memory, and their assembly
+//! into Arrow arrays on the host. Shared by the CUDA path and its CPU port.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, UInt64Array};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, SchemaRef};
+
+use super::emulate::EMPTY_KEY;
+use crate::error::Result;
+
+/// The aggregates the GPU computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggKind {
+    /// `count(x)` and `count(*)`.
+    Count,
+    /// `sum(x)`.
+    Sum,
+    /// `avg(x)`.
+    Mean,
+    /// `min(x)`.
+    Min,
+    /// `max(x)`.
+    Max,
+}
+
+/// An aggregate's input column, as the kernels read it.
+pub enum Values<'a> {
+    /// Float64 values and validity bitmap.
+    F64(&'a [f64], Option<&'a [u8]>),
+    /// Int64 values and validity bitmap.
+    I64(&'a [i64], Option<&'a [u8]>),
+    /// No values: `count(*)` over this many rows.
+    Rows(usize),
+}
+
+impl Values<'_> {
+    /// The validity bitmap (none: all valid).
+    pub fn validity(&self) -> Option<&[u8]> {
+        match self {
+            Values::F64(_, v) | Values::I64(_, v) => *v,
+            Values::Rows(_) => None,
+        }
+    }
+}
+
+/// Per-group values of one aggregate.
+#[derive(Debug)]
+pub enum RawValues {
+    /// Float64 per group.
+    F64(Vec<f64>),
+    /// Int64 per group.
+    I64(Vec<i64>),
+    /// Counts only.
+    None,
+}
+
+/// One aggregate's per-group state.
+#[derive(Debug)]
+pub struct RawAgg {
+    /// Values (sums, minima, maxima).
+    pub values: RawValues,
+    /// Non-null inputs per group.
+    pub counts: Vec<u64>,
+}
+
+/// The hash table and aggregate state after a group-by.
+#[derive(Debug)]
+pub struct RawGroupBy {
+    /// Keys per slot (`EMPTY_KEY`: free).
+    pub table: Vec<i64>,
+    /// Dense group id per slot, then one for the null key (-1: unused).
+    pub dense: Vec<i32>,
+    /// Number of groups.
+    pub groups: usize,
+    /// One per aggregate.
+    pub aggs: Vec<RawAgg>,
+}
+
+/// A join's matches: (build row, probe row) pairs, and each probe row's
+/// match count (0: unmatched, for left and anti joins).
+pub type JoinPairs = (Vec<i64>, Vec<i64>, Vec<u32>);
+
+/// Builds the output batch: the key column, then one column per aggregate,
+/// each cast to the type the plan's schema gives it.
+pub fn assemble(raw: &RawGroupBy, kinds: &[AggKind], schema: &SchemaRef) -> Result<RecordBatch> {
+    let mut keys: Vec<Option<i64>> = vec![None; raw.groups];
+    for (s, &k) in raw.table.iter().enumerate() {
+        if k != EMPTY_KEY {
+            keys[raw.dense[s] as usize] = Some(k);
+        }
+    }
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(keys))];
+    for (agg, kind) in raw.aggs.iter().zip(kinds) {
+        let present = |g: usize| agg.counts[g] > 0;
+        let col: ArrayRef = match (kind, &agg.values) {
+            (AggKind::Count, _) => Arc::new(UInt64Array::from(agg.counts.clone())),
+            (AggKind::Mean, RawValues::F64(v)) => Arc::new(Float64Array::from_iter(
+                (0..raw.groups).map(|g| present(g).then(|| v[g] / agg.counts[g] as f64)),
+            )),
+            (AggKind::Mean, RawValues::I64(v)) => Arc::new(Float64Array::from_iter(
+                (0..raw.groups).map(|g| present(g).then(|| v[g] as f64 / agg.counts[g] as f64)),
+            )),
+            (_, RawValues::F64(v)) => Arc::new(Float64Array::from_iter(
+                (0..raw.groups).map(|g| present(g).then(|| v[g])),
+            )),
+            (_, RawValues::I64(v)) => Arc::new(Int64Array::from_iter(
+                (0..raw.groups).map(|g| present(g).then(|| v[g])),
+            )),
+            (_, RawValues::None) => unreachable!("only count has no values"),
+        };
+        columns.push(col);
+    }
+    let columns = columns
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                Ok(cast(c, f.data_type())?)
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new(schema.clone(), columns)?)
+}
+
+/// An Arrow validity bitmap starting at bit 0, as the kernels read it.
+pub fn validity_bytes(a: &dyn Array) -> Option<Vec<u8>> {
+    let nulls = a.logical_nulls()?;
+    let bits = nulls.inner();
+    Some(if bits.offset() == 0 {
+        bits.values()[..bits.len().div_ceil(8)].to_vec()
+    } else {
+        let mut out = vec![0u8; bits.len().div_ceil(8)];
+        for (i, b) in bits.iter().enumerate() {
+            out[i >> 3] |= (b as u8) << (i & 7);
+        }
+        out
+    })
+}
+
+/// True when the column type can be a GPU key or value (as Int64 or Float64).
+pub fn lane_type(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+            Some(DataType::Int64)
+        }
+        DataType::Float32 | DataType::Float64 => Some(DataType::Float64),
+        _ => None,
+    }
+}

@@ -1,0 +1,114 @@
+//! The size sweep `scripts/gpu-check.sh` runs on a GPU machine: group-by
+//! sum by an Int64 key at growing sizes, low and high cardinality, on the
+//! CPU and on the GPU, with the cost model's choice checked against the
+//! faster device.
+
+use crate::error::Result;
+
+/// HBM bandwidth of an H200, bytes per second (the share printed is of this).
+pub const HBM_BYTES_PER_S: f64 = 4.8e12;
+
+/// Runs the sweep up to `max_rows` and prints one line per point.
+pub fn run(max_rows: usize) -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        on_gpu::run(max_rows)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = max_rows;
+        println!("skipped: sloth was built without the `cuda` feature");
+        Ok(())
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod on_gpu {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use arrow::array::{ArrayRef, Int64Array, RecordBatch};
+
+    use super::HBM_BYTES_PER_S;
+    use crate::error::Result;
+    use crate::gpu::Device;
+    use crate::gpu::cost::CostModel;
+    use crate::gpu::raw::{AggKind, Values};
+    use crate::prelude::*;
+
+    pub fn run(max_rows: usize) -> Result<()> {
+        let gpu = match crate::gpu::cuda::runtime() {
+            Ok(g) => g,
+            Err(why) => {
+                println!("skipped: {why}");
+                return Ok(());
+            }
+        };
+        println!("device: {}", gpu.name);
+        println!(
+            "{:>11} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>10} {:>6}",
+            "rows",
+            "groups",
+            "cpu ms",
+            "xfer ms",
+            "kernel ms",
+            "Grows/s",
+            "GB/s",
+            "%HBM",
+            "choice",
+            "right"
+        );
+        let model = CostModel::with_cpu_probe();
+        let (mut points, mut right) = (0, 0);
+        let mut rows = 100_000usize;
+        while rows <= max_rows {
+            for groups in [100i64, (rows as i64 / 10).max(1)] {
+                let keys: Vec<i64> = (0..rows as i64).map(|i| (i * 7919) % groups).collect();
+                let vals: Vec<i64> = (0..rows as i64).map(|i| i % 1000).collect();
+                // CPU: sloth's own hash aggregate, in memory, hot.
+                let k: ArrayRef = Arc::new(Int64Array::from(keys.clone()));
+                let v: ArrayRef = Arc::new(Int64Array::from(vals.clone()));
+                let batch = RecordBatch::try_from_iter([("k", k), ("v", v)])?;
+                let lf = LazyFrame::from_batches(vec![batch])?
+                    .with_device(Device::Cpu)
+                    .group_by([col("k")])
+                    .agg([col("v").sum()]);
+                lf.collect()?;
+                let start = Instant::now();
+                lf.collect()?;
+                let cpu_ms = start.elapsed().as_secs_f64() * 1e3;
+                // GPU: warm-up, then a timed run.
+                let lanes = [(AggKind::Sum, Values::I64(&vals, None))];
+                gpu.group_by(&keys, None, &lanes)
+                    .map_err(crate::SlothError::Data)?;
+                let (_, t) = gpu
+                    .group_by(&keys, None, &lanes)
+                    .map_err(crate::SlothError::Data)?;
+                let bytes = 16.0 * rows as f64;
+                let gbs = bytes / (t.kernel_ms / 1e3) / 1e9;
+                let est = model.estimate(rows, 16 * rows, 0);
+                let gpu_ms = t.transfer_ms + t.kernel_ms;
+                let choice_gpu = est.prefers_gpu();
+                let ok = choice_gpu == (gpu_ms < cpu_ms);
+                points += 1;
+                right += ok as usize;
+                println!(
+                    "{:>11} {:>9} {:>10.2} {:>10.2} {:>10.3} {:>9.2} {:>9.1} {:>7.1}% {:>10} {:>6}",
+                    rows,
+                    groups,
+                    cpu_ms,
+                    t.transfer_ms,
+                    t.kernel_ms,
+                    rows as f64 / (t.kernel_ms / 1e3) / 1e9,
+                    gbs,
+                    100.0 * gbs * 1e9 / HBM_BYTES_PER_S,
+                    if choice_gpu { "gpu" } else { "cpu" },
+                    if ok { "yes" } else { "no" }
+                );
+            }
+            rows *= 10;
+        }
+        println!("cost model picked the faster device on {right} of {points} points");
+        Ok(())
+    }
+}

@@ -1,0 +1,184 @@
+//! GPU offload: the kernels' CPU port against the CPU operators, the
+//! fallback when no GPU can run an operator, and (where a GPU is present)
+//! the device against the CPU.
+
+mod common;
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Float64Array, Int32Array, Int64Array};
+use arrow::record_batch::RecordBatch;
+use sloth::gpu::{Device, emulate};
+use sloth::prelude::*;
+
+/// Rows with nulls in keys and values; float values are multiples of 1/4 so
+/// sums are exact in any order.
+fn table(rows: usize, groups: i64) -> LazyFrame {
+    let k: ArrayRef =
+        Arc::new(Int64Array::from_iter((0..rows as i64).map(|i| {
+            (i % 17 != 3).then_some((i * 7919) % groups - groups / 3)
+        })));
+    let k32: ArrayRef = Arc::new(Int32Array::from_iter((0..rows as i32).map(|i| Some(i % 5))));
+    let v: ArrayRef = Arc::new(Int64Array::from_iter(
+        (0..rows as i64).map(|i| (i % 13 != 0).then_some(i % 1000 - 400)),
+    ));
+    let x: ArrayRef = Arc::new(Float64Array::from_iter(
+        (0..rows).map(|i| (i % 11 != 0).then_some((i % 64) as f64 * 0.25 - 3.0)),
+    ));
+    let batch = RecordBatch::try_from_iter([("k", k), ("k32", k32), ("v", v), ("x", x)]).unwrap();
+    LazyFrame::from_batches_with_schema(batch.schema(), common::split(&batch, 5)).unwrap()
+}
+
+fn query(lf: LazyFrame, key: &str) -> LazyFrame {
+    lf.group_by([col(key)]).agg([
+        col("v").sum().alias("sv"),
+        col("x").sum().alias("sx"),
+        col("v").min().alias("minv"),
+        col("x").max().alias("maxx"),
+        col("x").mean().alias("mx"),
+        col("v").count().alias("cv"),
+        count_star().alias("n"),
+    ])
+}
+
+fn on(device: Device, lf: &LazyFrame) -> (String, Vec<sloth::exec::NodeMetrics>) {
+    let (df, m) = lf
+        .clone()
+        .with_device(device)
+        .collect_with_metrics()
+        .unwrap();
+    (df.to_sorted_csv().unwrap(), m)
+}
+
+fn aggregate_note(metrics: &[sloth::exec::NodeMetrics]) -> String {
+    metrics
+        .iter()
+        .find(|m| m.name.starts_with("HashAggregate"))
+        .map(|m| m.extra.clone())
+        .unwrap()
+}
+
+#[test]
+fn kernel_port_matches_the_cpu_operator() {
+    for (rows, groups) in [(1, 1), (1000, 7), (20_000, 5000), (50_000, 40_000)] {
+        for key in ["k", "k32"] {
+            let lf = query(table(rows, groups), key);
+            let (cpu, _) = on(Device::Cpu, &lf);
+            let (emulated, m) = on(Device::Emulate, &lf);
+            assert_eq!(cpu, emulated, "rows={rows} groups={groups} key={key}");
+            assert!(
+                aggregate_note(&m).contains("emulated-gpu"),
+                "{}",
+                aggregate_note(&m)
+            );
+        }
+    }
+}
+
+#[test]
+fn unsupported_operators_run_on_the_cpu_and_say_why() {
+    let lf = table(100, 10)
+        .group_by([col("k"), col("k32")])
+        .agg([col("v").sum()]);
+    let (cpu, _) = on(Device::Cpu, &lf);
+    let (emulated, m) = on(Device::Emulate, &lf);
+    assert_eq!(cpu, emulated);
+    assert!(aggregate_note(&m).contains("more than one group key"));
+}
+
+/// Forcing the GPU where it cannot run (no driver here, or any failure)
+/// gives the CPU's result and the reason.
+#[test]
+fn forced_gpu_falls_back_with_the_same_result() {
+    let lf = query(table(5000, 100), "k");
+    let (cpu, _) = on(Device::Cpu, &lf);
+    let (gpu, m) = on(Device::Gpu, &lf);
+    assert_eq!(cpu, gpu);
+    let note = aggregate_note(&m);
+    match sloth::gpu::skip_reason() {
+        Some(why) => {
+            eprintln!("GPU tests skipped: {why}");
+            assert!(note.contains("device=cpu") && note.contains(&why), "{note}");
+        }
+        None => assert!(note.contains("device=gpu"), "{note}"),
+    }
+}
+
+#[test]
+fn join_kernel_port_matches_a_nested_loop_join() {
+    let build: Vec<i64> = (0..500).map(|i| i % 97).collect();
+    let probe: Vec<i64> = (0..800).map(|i| (i * 31) % 130).collect();
+    // Row 5 of the build side and row 7 of the probe side are null.
+    let mut bvalid = vec![0xffu8; 500usize.div_ceil(8)];
+    bvalid[0] &= !(1 << 5);
+    let mut pvalid = vec![0xffu8; 800usize.div_ceil(8)];
+    pvalid[0] &= !(1 << 7);
+    let (b, p, counts) = emulate::join((&build, Some(&bvalid)), (&probe, Some(&pvalid))).unwrap();
+    let mut got: Vec<(i64, i64)> = b.into_iter().zip(p).collect();
+    got.sort();
+    let mut want = Vec::new();
+    for (j, pk) in probe.iter().enumerate() {
+        for (i, bk) in build.iter().enumerate() {
+            if bk == pk && i != 5 && j != 7 {
+                want.push((i as i64, j as i64));
+            }
+        }
+    }
+    want.sort();
+    assert_eq!(got, want);
+    for (j, c) in counts.iter().enumerate() {
+        assert_eq!(
+            *c as usize,
+            want.iter().filter(|(_, p)| *p == j as i64).count()
+        );
+    }
+}
+
+#[test]
+fn the_device_flag_parses_and_rejects_unknown_names() {
+    assert_eq!("gpu".parse::<Device>().unwrap(), Device::Gpu);
+    let err = "tpu".parse::<Device>().unwrap_err().to_string();
+    assert!(err.contains("cpu, gpu, auto, emulate"), "{err}");
+}
+
+/// On a machine with a GPU: device results equal CPU results on the
+/// db-benchmark group-by questions the kernels support.
+#[test]
+fn gpu_matches_cpu_on_db_benchmark_groupby() {
+    if let Some(why) = sloth::gpu::skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let x = LazyFrame::from_batches(sloth::datagen::h2o_groupby(200_000, 100).unwrap()).unwrap();
+    for q in [
+        x.clone()
+            .group_by([col("id4")])
+            .agg([col("v1").sum().alias("v1")]),
+        x.clone()
+            .group_by([col("id6")])
+            .agg([col("v1").sum(), col("v3").mean()]),
+        x.clone()
+            .group_by([col("id4")])
+            .agg([col("v1").min(), col("v2").max(), count_star()]),
+    ] {
+        let (cpu, _) = on(Device::Cpu, &q);
+        let (gpu, m) = on(Device::Gpu, &q);
+        assert!(
+            aggregate_note(&m).contains("device=gpu"),
+            "{}",
+            aggregate_note(&m)
+        );
+        // Float sums may differ in the last bits (atomics add in any order).
+        assert_eq!(cpu.lines().count(), gpu.lines().count());
+        for (a, b) in cpu.lines().zip(gpu.lines()) {
+            for (x, y) in a.split(',').zip(b.split(',')) {
+                match (x.parse::<f64>(), y.parse::<f64>()) {
+                    (Ok(x), Ok(y)) => {
+                        assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{a} vs {b}")
+                    }
+                    _ => assert_eq!(x, y),
+                }
+            }
+        }
+    }
+}
