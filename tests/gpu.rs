@@ -182,3 +182,36 @@ fn gpu_matches_cpu_on_db_benchmark_groupby() {
         }
     }
 }
+
+#[test]
+fn join_kernel_port_matches_the_cpu_join_for_each_kind() {
+    let left = table(3000, 400);
+    let right = table(700, 300).select([col("k").alias("rk"), col("v").alias("rv")]);
+    for how in [JoinType::Inner, JoinType::Left, JoinType::Semi, JoinType::Anti] {
+        let lf = left.clone().join(&right, [col("k")], [col("rk")], how);
+        let (cpu, _) = on(Device::Cpu, &lf);
+        let (emulated, m) = on(Device::Emulate, &lf);
+        assert_eq!(cpu, emulated, "{how:?}");
+        let note = m
+            .iter()
+            .find(|m| m.name.starts_with("HashJoin"))
+            .map(|m| m.extra.clone())
+            .unwrap();
+        assert!(note.contains("emulated-gpu"), "{how:?}: {note}");
+    }
+}
+
+/// Every TPC-H query with group-bys and joins offered to the kernels' CPU
+/// port gives the CPU's answer (operators the kernels do not support fall
+/// back).
+#[test]
+fn tpch_through_the_kernel_port_matches_the_cpu() {
+    let ctx = common::tpch_context(OptimizerOptions::default());
+    for q in 1..=22 {
+        let sql = std::fs::read_to_string(format!("queries/tpch/q{q:02}.sql")).unwrap();
+        let lf = ctx.sql(sql.trim().trim_end_matches(';')).unwrap();
+        let cpu = common::rows_of(&lf.clone().with_device(Device::Cpu).collect().unwrap());
+        let emulated = common::rows_of(&lf.with_device(Device::Emulate).collect().unwrap());
+        assert_eq!(cpu, emulated, "q{q:02}");
+    }
+}

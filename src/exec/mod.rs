@@ -192,6 +192,38 @@ fn run(
             return Ok((out, elapsed));
         }
     }
+    // A join the GPU may take (as for group-bys above).
+    if let PhysicalPlan::HashJoin {
+        left,
+        right,
+        left_keys,
+        right_keys,
+        how,
+        filter,
+        schema,
+        ..
+    } = plan
+        && wants_gpu(ctx.device)
+    {
+        let (l, lt) = run(left, ctx, next_id, depth + 1)?;
+        let (r, rt) = run(right, ctx, next_id, depth + 1)?;
+        let start = Instant::now();
+        let offered = crate::gpu::try_join(
+            ctx.device,
+            (&l, &r),
+            (left_keys, right_keys),
+            *how,
+            filter.is_some(),
+            schema,
+        )?;
+        let (out, note) = match offered {
+            crate::gpu::Outcome::Ran(batch, note) => (vec![batch], note),
+            crate::gpu::Outcome::Declined(why) => (columnar::run_operator(plan, vec![l, r])?, why),
+        };
+        let self_time = start.elapsed();
+        ctx.record(id, depth, plan, &out, self_time, note);
+        return Ok((out, lt + rt + self_time));
+    }
     // A hash join whose right input is a scan pipeline at least as large as
     // its left input: build on the left, stream the right through the probe.
     if let (

@@ -248,6 +248,166 @@ pub fn try_group_by(
     Ok(Outcome::Ran(raw::assemble(&raw, &kinds, schema)?, note))
 }
 
+/// Runs a hash join with the GPU kernels (build on the right input, probe
+/// with the left, pairs gathered on the host) when `device` asks for it
+/// and the join is supported; otherwise says why not.
+pub fn try_join(
+    device: Device,
+    (left, right): (&[RecordBatch], &[RecordBatch]),
+    (left_keys, right_keys): (&[PhysicalExpr], &[PhysicalExpr]),
+    how: crate::plan::JoinType,
+    has_filter: bool,
+    schema: &SchemaRef,
+) -> Result<Outcome> {
+    use crate::plan::JoinType;
+    if device == Device::Cpu {
+        return Ok(Outcome::Declined("device=cpu".into()));
+    }
+    let int_column = |e: &PhysicalExpr| match e.node {
+        Node::Column(i) if raw::lane_type(&e.data_type) == Some(DataType::Int64) => Some(i),
+        _ => None,
+    };
+    let (lk, rk) = match (left_keys, right_keys) {
+        ([l], [r]) => match (int_column(l), int_column(r)) {
+            (Some(l), Some(r)) => (l, r),
+            _ => {
+                return Ok(Outcome::Declined(
+                    "not supported on the GPU: a non-integer join key".into(),
+                ));
+            }
+        },
+        _ => {
+            return Ok(Outcome::Declined(
+                "not supported on the GPU: more than one join key".into(),
+            ));
+        }
+    };
+    if has_filter
+        || !matches!(
+            how,
+            JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
+        )
+    {
+        return Ok(Outcome::Declined(format!(
+            "not supported on the GPU: {how:?} join{}",
+            if has_filter { " with a filter" } else { "" }
+        )));
+    }
+    if matches!(device, Device::Auto | Device::Gpu)
+        && let Err(why) = availability()
+    {
+        return Ok(Outcome::Declined(format!("device=cpu (gpu: {why})")));
+    }
+    let (nl, nr): (usize, usize) = (
+        left.iter().map(|b| b.num_rows()).sum(),
+        right.iter().map(|b| b.num_rows()).sum(),
+    );
+    let estimate = || cost::CostModel::with_cpu_probe().estimate(nl + nr, 8 * (nl + nr), 16 * nl);
+    if device == Device::Auto && !estimate().prefers_gpu() {
+        return Ok(Outcome::Declined(format!(
+            "device=cpu (cost model: {})",
+            estimate()
+        )));
+    }
+    if nl == 0 || nr == 0 {
+        return Ok(Outcome::Declined("device=cpu (empty input)".into()));
+    }
+    let (lkey, rkey) = (lane_column(left, lk)?, lane_column(right, rk)?);
+    let as_i64 = |a: &ArrayRef| {
+        a.as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("lane type")
+            .values()
+            .to_vec()
+    };
+    let (lvals, rvals) = (as_i64(&lkey), as_i64(&rkey));
+    let (lvalid, rvalid) = (raw::validity_bytes(&lkey), raw::validity_bytes(&rkey));
+    if rvals.contains(&emulate::EMPTY_KEY) {
+        return Ok(Outcome::Declined(
+            "device=cpu (a key equals the kernels' empty marker)".into(),
+        ));
+    }
+    let build = (rvals.as_slice(), rvalid.as_deref());
+    let probe = (lvals.as_slice(), lvalid.as_deref());
+    let ((build_rows, probe_rows, counts), note) = match device {
+        Device::Emulate => match emulate::join(build, probe) {
+            Some(p) => (p, "device=emulated-gpu (kernels' CPU port)".to_string()),
+            None => {
+                return Ok(Outcome::Declined(
+                    "device=cpu (emulated hash table full)".into(),
+                ));
+            }
+        },
+        _ => match join_on_gpu(build, probe) {
+            Ok((p, note)) => (p, format!("{note}; {}", estimate())),
+            Err(why) => return Ok(Outcome::Declined(format!("device=cpu (gpu failed: {why})"))),
+        },
+    };
+    let left_all = arrow::compute::concat_batches(&left[0].schema(), left)?;
+    let right_all = arrow::compute::concat_batches(&right[0].schema(), right)?;
+    let take_all = |batch: &RecordBatch, idx: &dyn Array| -> Result<Vec<ArrayRef>> {
+        batch
+            .columns()
+            .iter()
+            .map(|c| Ok(arrow::compute::take(c, idx, None)?))
+            .collect()
+    };
+    let columns = match how {
+        JoinType::Semi | JoinType::Anti => {
+            let keep = |c: u32| (c > 0) == (how == JoinType::Semi);
+            let rows = arrow::array::UInt64Array::from_iter_values(
+                counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| keep(**c))
+                    .map(|(i, _)| i as u64),
+            );
+            take_all(&left_all, &rows)?
+        }
+        _ => {
+            let mut l: Vec<Option<u64>> = probe_rows.iter().map(|&p| Some(p as u64)).collect();
+            let mut r: Vec<Option<u64>> = build_rows.iter().map(|&b| Some(b as u64)).collect();
+            if how == JoinType::Left {
+                for (i, _) in counts.iter().enumerate().filter(|(_, c)| **c == 0) {
+                    l.push(Some(i as u64));
+                    r.push(None);
+                }
+            }
+            let mut cols = take_all(&left_all, &arrow::array::UInt64Array::from(l))?;
+            cols.extend(take_all(&right_all, &arrow::array::UInt64Array::from(r))?);
+            cols
+        }
+    };
+    Ok(Outcome::Ran(
+        RecordBatch::try_new(schema.clone(), columns)?,
+        note,
+    ))
+}
+
+#[cfg(feature = "cuda")]
+fn join_on_gpu(
+    build: (&[i64], Option<&[u8]>),
+    probe: (&[i64], Option<&[u8]>),
+) -> std::result::Result<(raw::JoinPairs, String), String> {
+    let gpu = cuda::runtime()?;
+    let (pairs, t) = gpu.join(build, probe)?;
+    Ok((
+        pairs,
+        format!(
+            "device=gpu ({}) transfer={:.3}ms kernel={:.3}ms",
+            gpu.name, t.transfer_ms, t.kernel_ms
+        ),
+    ))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn join_on_gpu(
+    _: (&[i64], Option<&[u8]>),
+    _: (&[i64], Option<&[u8]>),
+) -> std::result::Result<(raw::JoinPairs, String), String> {
+    Err("sloth was built without the `cuda` feature".into())
+}
+
 #[cfg(feature = "cuda")]
 fn run_on_gpu(
     keys: &[i64],
