@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 
@@ -70,24 +72,22 @@ def worker(engine, suite, data, runs, out):
 
         t = time.perf_counter()
         if suite == "tpch":
-            frames = {f.stem: pd.read_parquet(f) for f in data.glob("*.parquet")}
-            for df in frames.values():
-                for c in df.columns:
-                    if str(df[c].dtype).startswith("decimal") or df[c].dtype == object and c.endswith(("price", "discount", "tax", "quantity", "acctbal", "supplycost")):
-                        df[c] = df[c].astype("float64")
+            import pandas_tpch
+
+            frames = pandas_tpch.load(data)
         else:
             frames = pd.read_parquet(data / "x.parquet")
             for c in ["id1", "id2", "id3"]:
                 frames[c] = frames[c].astype("category")
         load_s = time.perf_counter() - t
-        table = PANDAS_TPCH if suite == "tpch" else PANDAS_H2O
+        table = pandas_tpch.QUERIES if suite == "tpch" else {n: (lambda f: lambda x: f(pd, x))(f) for n, f in PANDAS_H2O.items()}
 
         def run(name, sql):
             if name not in table:
                 raise NotImplementedError(f"no pandas version of {name}")
             import pyarrow as pa
 
-            res = table[name](pd, frames)
+            res = table[name](frames)
             return pa.Table.from_pandas(res.reset_index(drop=True), preserve_index=False)
     else:
         raise SystemExit(f"unknown engine {engine}")
@@ -141,39 +141,6 @@ PANDAS_H2O = {
 }
 
 
-def _q1(pd, t):
-    l = t["lineitem"]
-    l = l[l.l_shipdate <= pd.Timestamp("1998-09-02").date()]
-    disc = l.l_extendedprice * (1 - l.l_discount)
-    g = l.assign(disc=disc, charge=disc * (1 + l.l_tax)).groupby(["l_returnflag", "l_linestatus"])
-    r = g.agg(
-        sum_qty=("l_quantity", "sum"), sum_base_price=("l_extendedprice", "sum"), sum_disc_price=("disc", "sum"),
-        sum_charge=("charge", "sum"), avg_qty=("l_quantity", "mean"), avg_price=("l_extendedprice", "mean"),
-        avg_disc=("l_discount", "mean"), count_order=("l_quantity", "size"),
-    )
-    return r.reset_index().sort_values(["l_returnflag", "l_linestatus"])
-
-
-def _q6(pd, t):
-    l = t["lineitem"]
-    d0, d1 = pd.Timestamp("1994-01-01").date(), pd.Timestamp("1995-01-01").date()
-    m = (l.l_shipdate >= d0) & (l.l_shipdate < d1) & (l.l_discount >= 0.05) & (l.l_discount <= 0.07) & (l.l_quantity < 24)
-    return pd.DataFrame({"revenue": [(l.l_extendedprice[m] * l.l_discount[m]).sum()]})
-
-
-def _q3(pd, t):
-    c, o, l = t["customer"], t["orders"], t["lineitem"]
-    d = pd.Timestamp("1995-03-15").date()
-    c = c[c.c_mktsegment == "BUILDING"][["c_custkey"]]
-    o = o[o.o_orderdate < d][["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"]]
-    l = l[l.l_shipdate > d][["l_orderkey", "l_extendedprice", "l_discount"]]
-    j = c.merge(o, left_on="c_custkey", right_on="o_custkey").merge(l, left_on="o_orderkey", right_on="l_orderkey")
-    j["revenue"] = j.l_extendedprice * (1 - j.l_discount)
-    r = j.groupby(["l_orderkey", "o_orderdate", "o_shippriority"], as_index=False).revenue.sum()
-    return r.sort_values(["revenue", "o_orderdate"], ascending=[False, True]).head(10)[["l_orderkey", "revenue", "o_orderdate", "o_shippriority"]]
-
-
-PANDAS_TPCH = {"q01": _q1, "q03": _q3, "q06": _q6}
 
 
 # ---------------------------------------------------------------- driver
