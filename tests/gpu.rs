@@ -187,7 +187,12 @@ fn gpu_matches_cpu_on_db_benchmark_groupby() {
 fn join_kernel_port_matches_the_cpu_join_for_each_kind() {
     let left = table(3000, 400);
     let right = table(700, 300).select([col("k").alias("rk"), col("v").alias("rv")]);
-    for how in [JoinType::Inner, JoinType::Left, JoinType::Semi, JoinType::Anti] {
+    for how in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Semi,
+        JoinType::Anti,
+    ] {
         let lf = left.clone().join(&right, [col("k")], [col("rk")], how);
         let (cpu, _) = on(Device::Cpu, &lf);
         let (emulated, m) = on(Device::Emulate, &lf);

@@ -238,8 +238,6 @@ impl Gpu {
         let nn = n as i64;
         let null_ptr = 0u64;
         let g = groups.max(1);
-        let shared = groups <= SHARED_GROUPS;
-        let gi = groups as i32;
         let mut counts = self.stream.alloc_zeros::<u64>(g).map_err(err)?;
         let values = match (kind, values) {
             (AggKind::Count, v) => {
@@ -259,86 +257,22 @@ impl Gpu {
                 timing.kernel_ms += ms;
                 RawValues::None
             }
-            (_, Values::F64(v, valid)) => {
-                let ((d_v, d_valid), ms) =
-                    self.timed(|| Ok((self.upload(v)?, self.upload_validity(*valid)?)))?;
-                timing.transfer_ms += ms;
-                let init = match kind {
-                    AggKind::Min => f64::INFINITY,
-                    AggKind::Max => f64::NEG_INFINITY,
-                    _ => 0.0,
-                };
-                let mut out = self.upload(&vec![init; g])?;
-                let (name, smem) = match kind {
-                    AggKind::Sum | AggKind::Mean if shared => {
-                        ("agg_sum_f64_shared", 16 * groups as u32)
-                    }
-                    AggKind::Sum | AggKind::Mean => ("agg_sum_f64", 0),
-                    AggKind::Min => ("agg_min_f64", 0),
-                    _ => ("agg_max_f64", 0),
-                };
-                let ((), ms) = self.timed(|| {
-                    let f = self.f(name)?;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(grp).arg(&d_v);
-                    match &d_valid {
-                        Some(v) => b.arg(v),
-                        None => b.arg(&null_ptr),
-                    };
-                    b.arg(&nn);
-                    if smem > 0 {
-                        b.arg(&gi);
-                    }
-                    b.arg(&mut out).arg(&mut counts);
-                    unsafe { b.launch(self.cfg(n, smem)) }
-                        .map(|_| ())
-                        .map_err(err)
-                })?;
-                timing.kernel_ms += ms;
-                let (v, ms) = self.timed(|| self.stream.clone_dtoh(&out).map_err(err))?;
-                timing.transfer_ms += ms;
-                RawValues::F64(v)
-            }
-            (_, Values::I64(v, valid)) => {
-                let ((d_v, d_valid), ms) =
-                    self.timed(|| Ok((self.upload(v)?, self.upload_validity(*valid)?)))?;
-                timing.transfer_ms += ms;
-                let init = match kind {
-                    AggKind::Min => i64::MAX,
-                    AggKind::Max => i64::MIN,
-                    _ => 0,
-                };
-                let mut out = self.upload(&vec![init; g])?;
-                let (name, smem) = match kind {
-                    AggKind::Sum | AggKind::Mean if shared => {
-                        ("agg_sum_i64_shared", 16 * groups as u32)
-                    }
-                    AggKind::Sum | AggKind::Mean => ("agg_sum_i64", 0),
-                    AggKind::Min => ("agg_min_i64", 0),
-                    _ => ("agg_max_i64", 0),
-                };
-                let ((), ms) = self.timed(|| {
-                    let f = self.f(name)?;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(grp).arg(&d_v);
-                    match &d_valid {
-                        Some(v) => b.arg(v),
-                        None => b.arg(&null_ptr),
-                    };
-                    b.arg(&nn);
-                    if smem > 0 {
-                        b.arg(&gi);
-                    }
-                    b.arg(&mut out).arg(&mut counts);
-                    unsafe { b.launch(self.cfg(n, smem)) }
-                        .map(|_| ())
-                        .map_err(err)
-                })?;
-                timing.kernel_ms += ms;
-                let (v, ms) = self.timed(|| self.stream.clone_dtoh(&out).map_err(err))?;
-                timing.transfer_ms += ms;
-                RawValues::I64(v)
-            }
+            (_, Values::F64(v, valid)) => RawValues::F64(self.value_agg(
+                kind,
+                (v, *valid),
+                (f64::INFINITY, f64::NEG_INFINITY, 0.0, "f64"),
+                (grp, n, groups),
+                &mut counts,
+                &mut timing,
+            )?),
+            (_, Values::I64(v, valid)) => RawValues::I64(self.value_agg(
+                kind,
+                (v, *valid),
+                (i64::MAX, i64::MIN, 0, "i64"),
+                (grp, n, groups),
+                &mut counts,
+                &mut timing,
+            )?),
             (_, Values::Rows(_)) => return Err("count(*) is counted by agg_count".into()),
         };
         let (counts, ms) = self.timed(|| self.stream.clone_dtoh(&counts).map_err(err))?;
@@ -350,6 +284,54 @@ impl Gpu {
             RawValues::None => RawValues::None,
         };
         Ok((RawAgg { values, counts }, timing))
+    }
+
+    /// One `agg_{sum,min,max}_{lane}` kernel over `v` (the shared-memory
+    /// sum when the groups fit): per-group values, counts into `counts`.
+    /// `init` is (min start, max start, sum start, lane suffix).
+    fn value_agg<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy>(
+        &self,
+        kind: AggKind,
+        (v, valid): (&[T], Option<&[u8]>),
+        (min0, max0, sum0, lane): (T, T, T, &str),
+        (grp, n, groups): (&CudaSlice<i32>, usize, usize),
+        counts: &mut CudaSlice<u64>,
+        timing: &mut Timing,
+    ) -> DResult<Vec<T>> {
+        let ((d_v, d_valid), ms) =
+            self.timed(|| Ok((self.upload(v)?, self.upload_validity(valid)?)))?;
+        timing.transfer_ms += ms;
+        let (init, op) = match kind {
+            AggKind::Min => (min0, "min"),
+            AggKind::Max => (max0, "max"),
+            _ => (sum0, "sum"),
+        };
+        let mut out = self.upload(&vec![init; groups.max(1)])?;
+        let shared = op == "sum" && groups <= SHARED_GROUPS;
+        let name = format!("agg_{op}_{lane}{}", if shared { "_shared" } else { "" });
+        let smem = if shared { 16 * groups as u32 } else { 0 };
+        let (nn, gi, null_ptr) = (n as i64, groups as i32, 0u64);
+        let ((), ms) = self.timed(|| {
+            let f = self.f(&name)?;
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(grp).arg(&d_v);
+            match &d_valid {
+                Some(v) => b.arg(v),
+                None => b.arg(&null_ptr),
+            };
+            b.arg(&nn);
+            if shared {
+                b.arg(&gi);
+            }
+            b.arg(&mut out).arg(counts);
+            unsafe { b.launch(self.cfg(n, smem)) }
+                .map(|_| ())
+                .map_err(err)
+        })?;
+        timing.kernel_ms += ms;
+        let (v, ms) = self.timed(|| self.stream.clone_dtoh(&out).map_err(err))?;
+        timing.transfer_ms += ms;
+        Ok(v)
     }
 
     /// Hash join on one Int64 key: (build row, probe row) pairs and the
