@@ -24,8 +24,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 
 
-def h2o_sql(i):
-    text = (ROOT / f"queries/h2o/groupby-q{i:02}.sql").read_text()
+def h2o_sql(i, kind="groupby"):
+    text = (ROOT / f"queries/h2o/{kind}-q{i:02}.sql").read_text()
     return "\n".join(l for l in text.splitlines() if not l.startswith("--"))
 
 
@@ -40,6 +40,8 @@ def worker(engine, suite, data, runs, out):
     if suite == "tpch":
         for q in sorted((ROOT / "queries/tpch").glob("q*.sql")):
             queries[q.stem] = q.read_text()
+    elif suite == "h2o-join":
+        queries = {f"q{i:02}": h2o_sql(i, "join") for i in range(1, 6)}
     else:
         queries = {f"q{i:02}": h2o_sql(i) for i in range(1, 11)}
 
@@ -57,7 +59,7 @@ def worker(engine, suite, data, runs, out):
         for f in sorted(data.glob("*.parquet")):
             ctx.register_parquet(f.stem, str(f))
         run = lambda name, sql: __import__("pyarrow").Table.from_batches(ctx.sql(sql).collect())
-    elif engine == "polars" and suite == "tpch":
+    elif engine == "polars" and suite in ("tpch", "h2o-join"):
         import polars as pl
 
         ctx = pl.SQLContext({f.stem: pl.scan_parquet(f) for f in data.glob("*.parquet")})
@@ -75,12 +77,15 @@ def worker(engine, suite, data, runs, out):
             import pandas_tpch
 
             frames = pandas_tpch.load(data)
+        elif suite == "h2o-join":
+            frames = {f.stem: pd.read_parquet(f) for f in data.glob("*.parquet")}
         else:
             frames = pd.read_parquet(data / "x.parquet")
             for c in ["id1", "id2", "id3"]:
                 frames[c] = frames[c].astype("category")
         load_s = time.perf_counter() - t
-        table = pandas_tpch.QUERIES if suite == "tpch" else {n: (lambda f: lambda x: f(pd, x))(f) for n, f in PANDAS_H2O.items()}
+        h2o = PANDAS_JOIN if suite == "h2o-join" else PANDAS_H2O
+        table = pandas_tpch.QUERIES if suite == "tpch" else {n: (lambda f: lambda x: f(pd, x))(f) for n, f in h2o.items()}
 
         def run(name, sql):
             if name not in table:
@@ -143,15 +148,34 @@ PANDAS_H2O = {
 
 
 
+def _join(t, right, key, how="inner"):
+    cols = [c for c in t[right].columns if c not in (key, "v2")]
+    r = t[right][[key, *cols, "v2"]].rename(columns={c: f"{right}_{c}" for c in cols})
+    return t["x"].merge(r, on=key, how=how)
+
+
+PANDAS_JOIN = {
+    "q01": lambda pd, t: _join(t, "small", "id1"),
+    "q02": lambda pd, t: _join(t, "medium", "id2"),
+    "q03": lambda pd, t: _join(t, "medium", "id2", "left"),
+    "q04": lambda pd, t: _join(t, "medium", "id5"),
+    "q05": lambda pd, t: _join(t, "big", "id3"),
+}
+
+
 # ---------------------------------------------------------------- driver
 def sloth_suite(sloth, suite, data, runs, out):
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    qdir = ROOT / "queries" / ("tpch" if suite == "tpch" else "h2o")
-    files = sorted(qdir.glob("q*.sql")) if suite == "tpch" else [ROOT / f"queries/h2o/groupby-q{i:02}.sql" for i in range(1, 11)]
+    if suite == "tpch":
+        files = sorted((ROOT / "queries/tpch").glob("q*.sql"))
+    elif suite == "h2o-join":
+        files = [ROOT / f"queries/h2o/join-q{i:02}.sql" for i in range(1, 6)]
+    else:
+        files = [ROOT / f"queries/h2o/groupby-q{i:02}.sql" for i in range(1, 11)]
     report = {"engine": "sloth", "suite": suite, "load_s": None, "queries": {}, "peak_rss_mb": 0}
     for f in files:
-        name = f.stem if suite == "tpch" else f.stem.replace("groupby-", "")
+        name = f.stem if suite == "tpch" else f.stem.replace("groupby-", "").replace("join-", "")
         tmp = pathlib.Path(tempfile.mkdtemp())
         cmd = ["/usr/bin/time", "-f", "%M", sloth, "bench", "--data", str(data), str(f), "--runs", str(runs),
                "--json", str(tmp / "t.json"), "--results", str(tmp)]
@@ -223,6 +247,7 @@ def main():
     ap.add_argument("--sloth", default=str(ROOT / "target/release/sloth"))
     ap.add_argument("--tpch")
     ap.add_argument("--h2o")
+    ap.add_argument("--h2o-join")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--engines", default="sloth,duckdb,polars,datafusion,pandas")
     args = ap.parse_args()
@@ -231,7 +256,7 @@ def main():
         return
     out = pathlib.Path(args.out)
     all_reports = []
-    for suite, data in (("tpch", args.tpch), ("h2o-groupby", args.h2o)):
+    for suite, data in (("tpch", args.tpch), ("h2o-groupby", args.h2o), ("h2o-join", args.h2o_join)):
         if not data:
             continue
         reports = {}

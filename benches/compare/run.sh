@@ -3,7 +3,7 @@
 # virtual environment from the pinned requirements, generates the data with
 # `sloth gen` if it is missing, and runs every engine on the same files.
 #
-#   bash benches/compare/run.sh            # TPC-H SF 1 and db-benchmark group-by 1e7
+#   bash benches/compare/run.sh            # TPC-H SF 1, db-benchmark group-by and join at 1e7
 #   SF=0.1 ROWS=1000000 RUNS=3 bash benches/compare/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,6 +20,8 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 TPCH=data/tpch-sf$SF
 H2O=data/h2o-$ROWS-$GROUPS
+H2OJ=data/h2o-join-$ROWS
 [ -f "$TPCH/lineitem.parquet" ] || target/release/sloth gen tpch --scale "$SF" --out "$TPCH"
 [ -f "$H2O/x.parquet" ] || target/release/sloth gen h2o-groupby --rows "$ROWS" --groups "$GROUPS" --out "$H2O/x.parquet"
-"$VENV/bin/python" benches/compare/compare.py --sloth target/release/sloth --tpch "$TPCH" --h2o "$H2O" --runs "$RUNS" --out "$OUT"
+[ -f "$H2OJ/x.parquet" ] || target/release/sloth gen h2o-join --rows "$ROWS" --out "$H2OJ"
+"$VENV/bin/python" benches/compare/compare.py --sloth target/release/sloth --tpch "$TPCH" --h2o "$H2O" --h2o-join "$H2OJ" --runs "$RUNS" --out "$OUT"
