@@ -220,3 +220,54 @@ fn tpch_through_the_kernel_port_matches_the_cpu() {
         assert_eq!(cpu, emulated, "q{q:02}");
     }
 }
+
+/// The first node of `plan` (pre-order) whose description starts with `name`.
+fn find<'a>(
+    plan: &'a sloth::physical::PhysicalPlan,
+    name: &str,
+) -> Option<&'a sloth::physical::PhysicalPlan> {
+    if plan.describe().starts_with(name) {
+        return Some(plan);
+    }
+    plan.children().into_iter().find_map(|c| find(c, name))
+}
+
+/// `auto` offers only operators the kernels support, so with a GPU present
+/// every other operator keeps the CPU's fused paths.
+#[test]
+fn auto_offers_only_supported_operators() {
+    let t = table(100, 10);
+    let supported = t
+        .clone()
+        .group_by([col("k")])
+        .agg([col("v").sum(), col("x").max()]);
+    let expression_arg = t
+        .clone()
+        .group_by([col("k")])
+        .agg([(col("v") * lit(2i64)).sum()]);
+    let two_keys = t
+        .clone()
+        .group_by([col("k"), col("k32")])
+        .agg([col("v").sum()]);
+    let join = t.clone().join(
+        &t.clone().select([col("k").alias("rk")]),
+        [col("k")],
+        [col("rk")],
+        JoinType::Semi,
+    );
+    let full = t.clone().join(
+        &t.clone().select([col("k").alias("rk")]),
+        [col("k")],
+        [col("rk")],
+        JoinType::Full,
+    );
+    let node = |lf: &LazyFrame, name: &str| {
+        let p = lf.physical_plan().unwrap();
+        sloth::gpu::supports(find(&p, name).unwrap())
+    };
+    assert!(node(&supported, "HashAggregate"));
+    assert!(!node(&expression_arg, "HashAggregate"));
+    assert!(!node(&two_keys, "HashAggregate"));
+    assert!(node(&join, "HashJoin"));
+    assert!(!node(&full, "HashJoin"));
+}

@@ -155,7 +155,7 @@ fn run(
         aggs,
         schema,
     } = plan
-        && wants_gpu(ctx.device)
+        && wants_gpu(ctx.device, plan)
     {
         let (batches, child_time) = run(input, ctx, next_id, depth + 1)?;
         let start = Instant::now();
@@ -203,7 +203,7 @@ fn run(
         schema,
         ..
     } = plan
-        && wants_gpu(ctx.device)
+        && wants_gpu(ctx.device, plan)
     {
         let (l, lt) = run(left, ctx, next_id, depth + 1)?;
         let (r, rt) = run(right, ctx, next_id, depth + 1)?;
@@ -327,14 +327,14 @@ fn streamable_rows(plan: &PhysicalPlan) -> Option<usize> {
     }
 }
 
-/// True when group-bys should be offered to the GPU path: forced, emulated,
-/// or `auto` with a GPU present (without one, `auto` keeps the CPU's fused
-/// morsel path).
-fn wants_gpu(device: Device) -> bool {
+/// True when an operator should be offered to the GPU path: forced or
+/// emulated, or `auto` with a GPU present and an operator the kernels
+/// support. Otherwise the CPU operators run, with their fused morsel paths.
+fn wants_gpu(device: Device, plan: &PhysicalPlan) -> bool {
     match device {
         Device::Cpu => false,
         Device::Gpu | Device::Emulate => true,
-        Device::Auto => crate::gpu::availability().is_ok(),
+        Device::Auto => crate::gpu::availability().is_ok() && crate::gpu::supports(plan),
     }
 }
 

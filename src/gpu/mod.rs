@@ -118,6 +118,36 @@ fn spec(keys: &[PhysicalExpr], aggs: &[AggregateExpr]) -> std::result::Result<Gr
     Ok(GroupBySpec { key, aggs })
 }
 
+/// True when the kernels can run this operator (a group-by or join of the
+/// supported shape); says nothing about whether they should.
+pub fn supports(plan: &crate::physical::PhysicalPlan) -> bool {
+    use crate::physical::PhysicalPlan;
+    use crate::plan::JoinType;
+    match plan {
+        PhysicalPlan::HashAggregate { keys, aggs, .. } => spec(keys, aggs).is_ok(),
+        PhysicalPlan::HashJoin {
+            left_keys,
+            right_keys,
+            how,
+            filter,
+            ..
+        } => {
+            let int_key = |k: &[PhysicalExpr]| {
+                matches!(k, [e] if matches!(e.node, Node::Column(_))
+                    && raw::lane_type(&e.data_type) == Some(DataType::Int64))
+            };
+            filter.is_none()
+                && matches!(
+                    how,
+                    JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
+                )
+                && int_key(left_keys)
+                && int_key(right_keys)
+        }
+        _ => false,
+    }
+}
+
 /// A column of the input, concatenated and widened to Int64 or Float64.
 fn lane_column(batches: &[RecordBatch], i: usize) -> Result<ArrayRef> {
     let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
