@@ -147,24 +147,21 @@ fn run(
 ) -> Result<(Vec<RecordBatch>, Duration)> {
     let id = *next_id;
     *next_id += 1;
-    // A group-by the GPU may take: run the input, offer it to the device,
-    // and fall back to the CPU operator with the reason recorded.
-    if let PhysicalPlan::HashAggregate {
-        input,
-        keys,
-        aggs,
-        schema,
-    } = plan
-        && wants_gpu(ctx.device, plan)
-    {
-        let (batches, child_time) = run(input, ctx, next_id, depth + 1)?;
+    // A group-by or join the GPU may take: run the inputs, offer the
+    // operator to the device, and fall back to the CPU operator with the
+    // reason recorded.
+    if wants_gpu(ctx.device, plan) {
+        let mut inputs = Vec::new();
+        let mut child_time = Duration::ZERO;
+        for child in plan.children() {
+            let (batches, t) = run(child, ctx, next_id, depth + 1)?;
+            child_time += t;
+            inputs.push(batches);
+        }
         let start = Instant::now();
-        let (out, note) = match crate::gpu::try_group_by(ctx.device, &batches, keys, aggs, schema)?
-        {
+        let (out, note) = match crate::gpu::try_operator(ctx.device, plan, &inputs)? {
             crate::gpu::Outcome::Ran(batch, note) => (vec![batch], note),
-            crate::gpu::Outcome::Declined(why) => {
-                (columnar::run_operator(plan, vec![batches])?, why)
-            }
+            crate::gpu::Outcome::Declined(why) => (columnar::run_operator(plan, inputs)?, why),
         };
         let self_time = start.elapsed();
         ctx.record(id, depth, plan, &out, self_time, note);
@@ -191,38 +188,6 @@ fn run(
             ctx.record(id, depth, plan, &out, elapsed, String::new());
             return Ok((out, elapsed));
         }
-    }
-    // A join the GPU may take (as for group-bys above).
-    if let PhysicalPlan::HashJoin {
-        left,
-        right,
-        left_keys,
-        right_keys,
-        how,
-        filter,
-        schema,
-        ..
-    } = plan
-        && wants_gpu(ctx.device, plan)
-    {
-        let (l, lt) = run(left, ctx, next_id, depth + 1)?;
-        let (r, rt) = run(right, ctx, next_id, depth + 1)?;
-        let start = Instant::now();
-        let offered = crate::gpu::try_join(
-            ctx.device,
-            (&l, &r),
-            (left_keys, right_keys),
-            *how,
-            filter.is_some(),
-            schema,
-        )?;
-        let (out, note) = match offered {
-            crate::gpu::Outcome::Ran(batch, note) => (vec![batch], note),
-            crate::gpu::Outcome::Declined(why) => (columnar::run_operator(plan, vec![l, r])?, why),
-        };
-        let self_time = start.elapsed();
-        ctx.record(id, depth, plan, &out, self_time, note);
-        return Ok((out, lt + rt + self_time));
     }
     // A hash join whose right input is a scan pipeline at least as large as
     // its left input: build on the left, stream the right through the probe.
@@ -327,10 +292,17 @@ fn streamable_rows(plan: &PhysicalPlan) -> Option<usize> {
     }
 }
 
-/// True when an operator should be offered to the GPU path: forced or
-/// emulated, or `auto` with a GPU present and an operator the kernels
-/// support. Otherwise the CPU operators run, with their fused morsel paths.
+/// True when an operator should be offered to the GPU path: a group-by or
+/// join, with the device forced or emulated, or `auto` with a GPU present
+/// and an operator the kernels support. Otherwise the CPU operators run,
+/// with their fused morsel paths.
 fn wants_gpu(device: Device, plan: &PhysicalPlan) -> bool {
+    if !matches!(
+        plan,
+        PhysicalPlan::HashAggregate { .. } | PhysicalPlan::HashJoin { .. }
+    ) {
+        return false;
+    }
     match device {
         Device::Cpu => false,
         Device::Gpu | Device::Emulate => true,

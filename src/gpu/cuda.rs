@@ -9,7 +9,8 @@ use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchArgs, LaunchConfig,
+    PushKernelArg,
 };
 
 use super::emulate::{EMPTY_KEY, capacity};
@@ -86,6 +87,16 @@ fn init() -> Result<Gpu, String> {
 
 type DResult<T> = Result<T, String>;
 
+/// Pushes a validity bitmap argument, or a null pointer when the column
+/// has no nulls (the kernels' `is_valid` treats null as all valid).
+fn push_validity<'a>(b: &mut LaunchArgs<'a>, valid: &'a Option<CudaSlice<u8>>) {
+    static NULL: u64 = 0;
+    match valid {
+        Some(v) => b.arg(v),
+        None => b.arg(&NULL),
+    };
+}
+
 fn err(e: impl std::fmt::Display) -> String {
     let s = e.to_string();
     if s.contains("OUT_OF_MEMORY") {
@@ -153,7 +164,6 @@ impl Gpu {
         })?;
         timing.transfer_ms += ms;
         let nn = n as i64;
-        let null_ptr = 0u64;
         let (grp, groups_k) = {
             let ((grp, groups), ms) = self.timed(|| {
                 let mut row_slot = self.stream.alloc_zeros::<i64>(n.max(1)).map_err(err)?;
@@ -164,10 +174,7 @@ impl Gpu {
                 let f = self.f("gb_insert")?;
                 let mut b = self.stream.launch_builder(&f);
                 b.arg(&d_keys);
-                match &d_valid {
-                    Some(v) => b.arg(v),
-                    None => b.arg(&null_ptr),
-                };
+                push_validity(&mut b, &d_valid);
                 b.arg(&nn)
                     .arg(&mut d_table)
                     .arg(&mask)
@@ -236,7 +243,6 @@ impl Gpu {
     ) -> DResult<(RawAgg, Timing)> {
         let mut timing = Timing::default();
         let nn = n as i64;
-        let null_ptr = 0u64;
         let g = groups.max(1);
         let mut counts = self.stream.alloc_zeros::<u64>(g).map_err(err)?;
         let values = match (kind, values) {
@@ -247,10 +253,7 @@ impl Gpu {
                     let f = self.f("agg_count")?;
                     let mut b = self.stream.launch_builder(&f);
                     b.arg(grp);
-                    match &d_valid {
-                        Some(v) => b.arg(v),
-                        None => b.arg(&null_ptr),
-                    };
+                    push_validity(&mut b, &d_valid);
                     b.arg(&nn).arg(&mut counts);
                     unsafe { b.launch(self.cfg(n, 0)) }.map(|_| ()).map_err(err)
                 })?;
@@ -310,15 +313,12 @@ impl Gpu {
         let shared = op == "sum" && groups <= SHARED_GROUPS;
         let name = format!("agg_{op}_{lane}{}", if shared { "_shared" } else { "" });
         let smem = if shared { 16 * groups as u32 } else { 0 };
-        let (nn, gi, null_ptr) = (n as i64, groups as i32, 0u64);
+        let (nn, gi) = (n as i64, groups as i32);
         let ((), ms) = self.timed(|| {
             let f = self.f(&name)?;
             let mut b = self.stream.launch_builder(&f);
             b.arg(grp).arg(&d_v);
-            match &d_valid {
-                Some(v) => b.arg(v),
-                None => b.arg(&null_ptr),
-            };
+            push_validity(&mut b, &d_valid);
             b.arg(&nn);
             if shared {
                 b.arg(&gi);
@@ -345,7 +345,6 @@ impl Gpu {
         let cap = capacity(build.0.len());
         let mask = cap as u64 - 1;
         let (nb, np) = (build.0.len() as i64, probe.0.len() as i64);
-        let null_ptr = 0u64;
         let ((bk, bv, pk, pv, mut table, mut heads), ms) = self.timed(|| {
             Ok((
                 self.upload(build.0)?,
@@ -370,10 +369,7 @@ impl Gpu {
             let f = self.f("join_build")?;
             let mut b = self.stream.launch_builder(&f);
             b.arg(&bk);
-            match &bv {
-                Some(v) => b.arg(v),
-                None => b.arg(&null_ptr),
-            };
+            push_validity(&mut b, &bv);
             b.arg(&nb)
                 .arg(&mut table)
                 .arg(&mask)
@@ -384,10 +380,7 @@ impl Gpu {
             let f = self.f("join_count")?;
             let mut b = self.stream.launch_builder(&f);
             b.arg(&pk);
-            match &pv {
-                Some(v) => b.arg(v),
-                None => b.arg(&null_ptr),
-            };
+            push_validity(&mut b, &pv);
             b.arg(&np)
                 .arg(&table)
                 .arg(&mask)
@@ -419,10 +412,7 @@ impl Gpu {
             let f = self.f("join_emit")?;
             let mut b = self.stream.launch_builder(&f);
             b.arg(&pk);
-            match &pv {
-                Some(v) => b.arg(v),
-                None => b.arg(&null_ptr),
-            };
+            push_validity(&mut b, &pv);
             b.arg(&np)
                 .arg(&table)
                 .arg(&mask)

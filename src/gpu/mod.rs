@@ -168,6 +168,61 @@ pub enum Outcome {
     Declined(String),
 }
 
+/// The values of an Int64 lane column (see [`lane_column`]).
+fn int64_values(a: &ArrayRef) -> &[i64] {
+    a.as_any()
+        .downcast_ref::<Int64Array>()
+        .expect("lane type")
+        .values()
+}
+
+/// Under `auto`, the reason to stay on the CPU when the cost model expects
+/// no gain.
+fn cost_model_declines(device: Device, estimate: impl Fn() -> cost::Estimate) -> Option<String> {
+    if device != Device::Auto {
+        return None;
+    }
+    let e = estimate();
+    (!e.prefers_gpu()).then(|| format!("device=cpu (cost model: {e})"))
+}
+
+/// Offers a group-by or join of the physical plan, with its inputs' batches
+/// (one list per input), to the kernels.
+pub fn try_operator(
+    device: Device,
+    plan: &crate::physical::PhysicalPlan,
+    inputs: &[Vec<RecordBatch>],
+) -> Result<Outcome> {
+    use crate::physical::PhysicalPlan;
+    match (plan, inputs) {
+        (
+            PhysicalPlan::HashAggregate {
+                keys, aggs, schema, ..
+            },
+            [input],
+        ) => try_group_by(device, input, keys, aggs, schema),
+        (
+            PhysicalPlan::HashJoin {
+                left_keys,
+                right_keys,
+                how,
+                filter,
+                schema,
+                ..
+            },
+            [left, right],
+        ) => try_join(
+            device,
+            (left, right),
+            (left_keys, right_keys),
+            *how,
+            filter.is_some(),
+            schema,
+        ),
+        _ => Ok(Outcome::Declined("not a group-by or join".into())),
+    }
+}
+
 /// Runs a hash aggregate with the GPU kernels when `device` asks for it
 /// and the operator is supported; otherwise says why not.
 pub fn try_group_by(
@@ -194,11 +249,8 @@ pub fn try_group_by(
         let bytes_in = 8 * rows * (1 + spec.aggs.iter().filter(|(_, c)| c.is_some()).count());
         cost::CostModel::with_cpu_probe().estimate(rows, bytes_in, 0)
     };
-    if device == Device::Auto && !estimate().prefers_gpu() {
-        return Ok(Outcome::Declined(format!(
-            "device=cpu (cost model: {})",
-            estimate()
-        )));
+    if let Some(why) = cost_model_declines(device, estimate) {
+        return Ok(Outcome::Declined(why));
     }
     if input.is_empty() || rows == 0 {
         return Ok(Outcome::Declined("device=cpu (empty input)".into()));
@@ -247,13 +299,7 @@ pub fn try_group_by(
                             .values(),
                         valid,
                     ),
-                    _ => Values::I64(
-                        v.as_any()
-                            .downcast_ref::<Int64Array>()
-                            .expect("i64")
-                            .values(),
-                        valid,
-                    ),
+                    _ => Values::I64(int64_values(v), valid),
                 },
             };
             (*kind, lane)
@@ -333,32 +379,22 @@ pub fn try_join(
         right.iter().map(|b| b.num_rows()).sum(),
     );
     let estimate = || cost::CostModel::with_cpu_probe().estimate(nl + nr, 8 * (nl + nr), 16 * nl);
-    if device == Device::Auto && !estimate().prefers_gpu() {
-        return Ok(Outcome::Declined(format!(
-            "device=cpu (cost model: {})",
-            estimate()
-        )));
+    if let Some(why) = cost_model_declines(device, estimate) {
+        return Ok(Outcome::Declined(why));
     }
     if nl == 0 || nr == 0 {
         return Ok(Outcome::Declined("device=cpu (empty input)".into()));
     }
     let (lkey, rkey) = (lane_column(left, lk)?, lane_column(right, rk)?);
-    let as_i64 = |a: &ArrayRef| {
-        a.as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("lane type")
-            .values()
-            .to_vec()
-    };
-    let (lvals, rvals) = (as_i64(&lkey), as_i64(&rkey));
+    let (lvals, rvals) = (int64_values(&lkey), int64_values(&rkey));
     let (lvalid, rvalid) = (raw::validity_bytes(&lkey), raw::validity_bytes(&rkey));
     if rvals.contains(&emulate::EMPTY_KEY) {
         return Ok(Outcome::Declined(
             "device=cpu (a key equals the kernels' empty marker)".into(),
         ));
     }
-    let build = (rvals.as_slice(), rvalid.as_deref());
-    let probe = (lvals.as_slice(), lvalid.as_deref());
+    let build = (rvals, rvalid.as_deref());
+    let probe = (lvals, lvalid.as_deref());
     let ((build_rows, probe_rows, counts), note) = match device {
         Device::Emulate => match emulate::join(build, probe) {
             Some(p) => (p, "device=emulated-gpu (kernels' CPU port)".to_string()),

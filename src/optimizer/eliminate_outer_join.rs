@@ -99,12 +99,10 @@ pub(crate) fn rejects_nulls(e: &Expr, cols: &HashSet<String>) -> bool {
             right,
         } => rejects_nulls(left, cols) && rejects_nulls(right, cols),
         Expr::IsNotNull(inner) => is_null_when_null(inner, cols),
-        Expr::Not(inner) if matches!(inner.as_ref(), Expr::IsNull(_)) => {
-            let Expr::IsNull(x) = inner.as_ref() else {
-                unreachable!()
-            };
-            is_null_when_null(x, cols)
-        }
+        Expr::Not(inner) => match inner.as_ref() {
+            Expr::IsNull(x) => is_null_when_null(x, cols),
+            _ => is_null_when_null(e, cols),
+        },
         other => is_null_when_null(other, cols),
     }
 }
