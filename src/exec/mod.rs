@@ -257,29 +257,31 @@ fn run(
     Ok((out, child_time + self_time))
 }
 
-/// A scan's row-group counters (`row_groups=N pruned=M`), or "" for other operators.
+/// A scan's row-group counters (`row_groups=N pruned=M`, then pages skipped
+/// and row groups read late-materialized when there were any), or "" for
+/// other operators.
 fn scan_counters(plan: &PhysicalPlan) -> String {
-    match plan {
-        PhysicalPlan::Scan { metrics, .. } => {
-            let total = metrics
-                .row_groups
-                .load(std::sync::atomic::Ordering::Relaxed);
-            let pruned = metrics
-                .row_groups_pruned
-                .load(std::sync::atomic::Ordering::Relaxed);
-            let skipped = metrics
-                .rows_skipped_by_pages
-                .load(std::sync::atomic::Ordering::Relaxed);
-            if total > 0 && skipped > 0 {
-                format!("row_groups={total} pruned={pruned} page_rows_skipped={skipped}")
-            } else if total > 0 {
-                format!("row_groups={total} pruned={pruned}")
-            } else {
-                String::new()
-            }
-        }
-        _ => String::new(),
+    use std::sync::atomic::Ordering::Relaxed;
+    let PhysicalPlan::Scan { metrics, .. } = plan else {
+        return String::new();
+    };
+    let total = metrics.row_groups.load(Relaxed);
+    if total == 0 {
+        return String::new();
     }
+    let mut s = format!(
+        "row_groups={total} pruned={}",
+        metrics.row_groups_pruned.load(Relaxed)
+    );
+    let skipped = metrics.rows_skipped_by_pages.load(Relaxed);
+    if skipped > 0 {
+        s += &format!(" page_rows_skipped={skipped}");
+    }
+    let late = metrics.late_materialized_row_groups.load(Relaxed);
+    if late > 0 {
+        s += &format!(" late_materialized={late}");
+    }
+    s
 }
 
 /// Rows a scan pipeline can produce at most (its source's row count), or

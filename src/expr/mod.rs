@@ -692,14 +692,19 @@ impl Expr {
 
     /// Splits a conjunction `a AND b AND c` into `[a, b, c]`.
     pub fn split_conjunction(self) -> Vec<Expr> {
+        self.split_on(Operator::And)
+    }
+
+    /// Splits a disjunction `a OR b OR c` into `[a, b, c]`.
+    pub fn split_disjunction(self) -> Vec<Expr> {
+        self.split_on(Operator::Or)
+    }
+
+    fn split_on(self, op: Operator) -> Vec<Expr> {
         match self {
-            Expr::Binary {
-                left,
-                op: Operator::And,
-                right,
-            } => {
-                let mut v = left.split_conjunction();
-                v.extend(right.split_conjunction());
+            Expr::Binary { left, op: o, right } if o == op => {
+                let mut v = left.split_on(op);
+                v.extend(right.split_on(op));
                 v
             }
             e => vec![e],
@@ -709,6 +714,11 @@ impl Expr {
     /// Joins predicates with `AND`; `None` for an empty list.
     pub fn conjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
         exprs.into_iter().reduce(|a, b| a.and(b))
+    }
+
+    /// Joins predicates with `OR`; `None` for an empty list.
+    pub fn disjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        exprs.into_iter().reduce(|a, b| a.or(b))
     }
 }
 

@@ -6,6 +6,7 @@
 //! reader also skips row groups whose statistics rule out the scan's filters.
 
 mod csv;
+mod filter;
 mod parquet;
 mod sink;
 
@@ -19,6 +20,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 
 pub use self::csv::CsvOptions;
+pub use self::filter::{LATE_MATERIALIZATION_MAX_SELECTIVITY, ScanFilter};
 pub use self::parquet::{ParquetScanMetrics, RowGroupUnit, row_group_may_match};
 pub use sink::{write_csv, write_ipc, write_parquet};
 
@@ -31,11 +33,11 @@ pub enum ScanUnit {
 }
 
 impl ScanUnit {
-    /// Reads the unit's rows.
-    pub fn read(&self) -> Result<Vec<RecordBatch>> {
+    /// Reads the unit's rows that pass `filter`.
+    pub fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
         match self {
-            ScanUnit::Batch(b) => Ok(vec![b.clone()]),
-            ScanUnit::ParquetRowGroup(u) => u.read(),
+            ScanUnit::Batch(b) => Ok(filter.apply(b.clone())?.into_iter().collect()),
+            ScanUnit::ParquetRowGroup(u) => u.read(filter),
         }
     }
 }
@@ -232,7 +234,7 @@ impl ScanSource {
         &self,
         projection: Option<&[usize]>,
         filters: &[crate::physical::expr::PhysicalExpr],
-        metrics: &ParquetScanMetrics,
+        metrics: &Arc<ParquetScanMetrics>,
     ) -> Result<Vec<ScanUnit>> {
         // A filter that is constant false or null (e.g. contradictory bounds): read nothing.
         let always_false = filters.iter().any(|f| {
@@ -284,17 +286,21 @@ impl ScanSource {
             .collect()
     }
 
-    /// Reads the given columns (all units, in parallel, in order).
+    /// Reads the given columns, keeping the rows that pass `filters` (all
+    /// units, in parallel, in order).
     pub fn read(
         &self,
         projection: Option<&[usize]>,
         filters: &[crate::physical::expr::PhysicalExpr],
-        metrics: &ParquetScanMetrics,
+        metrics: &Arc<ParquetScanMetrics>,
     ) -> Result<Vec<RecordBatch>> {
         use rayon::prelude::*;
         let units = self.units(projection, filters, metrics)?;
-        let parts: Vec<Vec<RecordBatch>> =
-            units.par_iter().map(|u| u.read()).collect::<Result<_>>()?;
+        let filter = ScanFilter::new(filters.to_vec());
+        let parts: Vec<Vec<RecordBatch>> = units
+            .par_iter()
+            .map(|u| u.read(&filter))
+            .collect::<Result<_>>()?;
         Ok(parts.into_iter().flatten().collect())
     }
 }

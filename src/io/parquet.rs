@@ -3,23 +3,28 @@
 //! statistics rule out a pushed filter.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Scalar};
 use arrow::compute::kernels::{boolean, cmp};
 use arrow::datatypes::{Schema, SchemaRef};
+use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
-    RowSelector,
+    ArrowPredicateFn, ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    RowFilter, RowSelection, RowSelector,
 };
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use parquet::schema::types::SchemaDescriptor;
 
+use super::filter::ScanFilter;
 use super::{BATCH_SIZE, nullable_schema, open};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
+use crate::kernels::eval::evaluate_mask;
 use crate::physical::expr::{Node, PhysicalExpr};
 
 /// Counters a Parquet scan fills in (shown by `EXPLAIN ANALYZE`).
@@ -29,10 +34,13 @@ pub struct ParquetScanMetrics {
     pub row_groups: AtomicUsize,
     /// Row groups skipped by statistics.
     pub row_groups_pruned: AtomicUsize,
-    /// Bytes of the Arrow arrays decoded (before the scan's filters).
+    /// Bytes of the Arrow arrays the scan produced (after its filters).
     pub bytes_read: AtomicUsize,
     /// Rows of the surviving row groups that the page index skipped.
     pub rows_skipped_by_pages: AtomicUsize,
+    /// Row groups decoded filter columns first, the rest only for the rows
+    /// that passed.
+    pub late_materialized_row_groups: AtomicUsize,
 }
 
 fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<std::fs::File>> {
@@ -84,16 +92,22 @@ pub struct RowGroupUnit {
     path: PathBuf,
     metadata: ArrowReaderMetadata,
     row_group: usize,
+    /// Root columns of the file to read, ascending.
     projection: Option<Vec<usize>>,
     schema: SchemaRef,
     /// The rows of the row group worth decoding, when the page index rules
     /// some pages out.
     selection: Option<RowSelection>,
+    metrics: Arc<ParquetScanMetrics>,
 }
 
 impl RowGroupUnit {
-    /// Decodes the row group's projected columns.
-    pub fn read(&self) -> Result<Vec<RecordBatch>> {
+    /// Decodes the row group's projected columns, keeping the rows that
+    /// pass `filter`.
+    ///
+    /// When the filters have kept few rows so far, the reader decodes the
+    /// filter columns first and the others only for the rows that pass.
+    pub fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
             open(&self.path)?,
             self.metadata.clone(),
@@ -107,14 +121,92 @@ impl RowGroupUnit {
         if let Some(sel) = &self.selection {
             b = b.with_row_selection(sel.clone());
         }
-        b.build()?
-            .map(|r| {
-                Ok(RecordBatch::try_new(
-                    self.schema.clone(),
-                    r?.columns().to_vec(),
-                )?)
+        let late_filter = if filter.prefers_late_materialization() {
+            self.row_filter(filter, b.parquet_schema())
+        } else {
+            None
+        };
+        let late = match late_filter {
+            Some(row_filter) => {
+                b = b.with_row_filter(row_filter);
+                true
+            }
+            None => false,
+        };
+        let batches = b.build()?.map(|r| {
+            Ok(RecordBatch::try_new(
+                self.schema.clone(),
+                r?.columns().to_vec(),
+            )?)
+        });
+        if !late {
+            let mut out = Vec::new();
+            for batch in batches {
+                out.extend(filter.apply(batch?)?);
+            }
+            return Ok(out);
+        }
+        let out = batches.collect::<Result<Vec<_>>>()?;
+        let rows_in = match &self.selection {
+            Some(sel) => sel.row_count(),
+            None => self
+                .metadata
+                .metadata()
+                .row_group(self.row_group)
+                .num_rows() as usize,
+        };
+        filter.record(rows_in, out.iter().map(|b| b.num_rows()).sum());
+        self.metrics
+            .late_materialized_row_groups
+            .fetch_add(1, Ordering::Relaxed);
+        Ok(out)
+    }
+
+    /// The scan's filters as one reader predicate over just the columns
+    /// they read; `None` when they read every projected column (nothing
+    /// would be decoded later) or none.
+    fn row_filter(&self, filter: &ScanFilter, parquet: &SchemaDescriptor) -> Option<RowFilter> {
+        let used: Vec<usize> = {
+            let mut u: Vec<usize> = filter.exprs().iter().flat_map(|e| e.columns()).collect();
+            u.sort_unstable();
+            u.dedup();
+            u
+        };
+        if used.is_empty() || used.len() == self.schema.fields().len() {
+            return None;
+        }
+        // Projected column i is file root `file_root(i)`; the predicate's
+        // batch holds the used roots in file order.
+        let file_root = |i: usize| self.projection.as_ref().map_or(i, |p| p[i]);
+        let mut roots: Vec<usize> = used.iter().map(|&i| file_root(i)).collect();
+        roots.sort_unstable();
+        let exprs: Vec<PhysicalExpr> = filter
+            .exprs()
+            .iter()
+            .map(|e| {
+                e.remap_columns(&|i| {
+                    roots
+                        .binary_search(&file_root(i))
+                        .expect("filter column is among the predicate's columns")
+                })
             })
-            .collect()
+            .collect();
+        let predicate = ArrowPredicateFn::new(
+            ProjectionMask::roots(parquet, roots.iter().copied()),
+            move |batch: RecordBatch| {
+                let mut keep: Option<BooleanArray> = None;
+                for e in &exprs {
+                    let mask = evaluate_mask(e, &batch)
+                        .map_err(|err| ArrowError::ComputeError(err.to_string()))?;
+                    keep = Some(match keep {
+                        Some(k) => boolean::and(&k, &mask)?,
+                        None => mask,
+                    });
+                }
+                Ok(keep.unwrap_or_else(|| BooleanArray::from(vec![true; batch.num_rows()])))
+            },
+        );
+        Some(RowFilter::new(vec![Box::new(predicate)]))
     }
 }
 
@@ -122,7 +214,7 @@ pub(super) fn units(
     path: &Path,
     projection: Option<&[usize]>,
     filters: &[PhysicalExpr],
-    metrics: &ParquetScanMetrics,
+    metrics: &Arc<ParquetScanMetrics>,
     schema: SchemaRef,
 ) -> Result<Vec<super::ScanUnit>> {
     // The page index is only worth loading when there is something to prune.
@@ -172,6 +264,7 @@ pub(super) fn units(
             projection: projection.map(|p| p.to_vec()),
             schema: schema.clone(),
             selection,
+            metrics: metrics.clone(),
         }));
     }
     metrics
@@ -360,11 +453,14 @@ mod tests {
 
     use crate::prelude::*;
 
-    /// A sorted key in row groups of 1,000 rows and pages of 100.
-    fn sorted_file(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    /// A sorted key `k` (and `v` = 2k) in row groups of 1,000 rows and
+    /// pages of 100.
+    fn sorted_file(dir: &tempfile::TempDir, rows: i64) -> std::path::PathBuf {
         let path = dir.path().join("sorted.parquet");
-        let k: Arc<dyn arrow::array::Array> = Arc::new(Int64Array::from_iter_values(0..5000));
-        let batch = arrow::record_batch::RecordBatch::try_from_iter([("k", k)]).unwrap();
+        let k: Arc<dyn arrow::array::Array> = Arc::new(Int64Array::from_iter_values(0..rows));
+        let v: Arc<dyn arrow::array::Array> =
+            Arc::new(Int64Array::from_iter_values((0..rows).map(|k| 2 * k)));
+        let batch = arrow::record_batch::RecordBatch::try_from_iter([("k", k), ("v", v)]).unwrap();
         let props = WriterProperties::builder()
             .set_max_row_group_row_count(Some(1000))
             .set_data_page_row_count_limit(100)
@@ -384,7 +480,7 @@ mod tests {
     #[test]
     fn row_groups_and_pages_are_skipped_and_rows_are_unchanged() {
         let dir = tempfile::tempdir().unwrap();
-        let path = sorted_file(&dir);
+        let path = sorted_file(&dir, 5000);
         let lf = LazyFrame::scan_parquet(&path)
             .unwrap()
             .filter(col("k").gt_eq(lit(2150i64)).and(col("k").lt(lit(2250i64))));
@@ -402,6 +498,27 @@ mod tests {
             "{}",
             scan.extra
         );
+        let reference = lf.collect_unoptimized().unwrap();
+        assert_eq!(
+            reference.to_sorted_csv().unwrap(),
+            df.to_sorted_csv().unwrap()
+        );
+    }
+
+    #[test]
+    fn clustered_selective_filters_are_late_materialized_with_the_same_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sorted_file(&dir, 40_000);
+        // 100 consecutive rows of every 1,000: statistics cannot prune
+        // `k % 1000`, but the kept rows form runs the reader can skip to.
+        let lf = LazyFrame::scan_parquet(&path)
+            .unwrap()
+            .filter((col("k") % lit(1000i64)).lt(lit(100i64)))
+            .select([col("v")]);
+        let (df, metrics) = lf.collect_with_metrics().unwrap();
+        assert_eq!(df.num_rows(), 4_000);
+        let scan = metrics.iter().find(|m| m.name.starts_with("Scan")).unwrap();
+        assert!(scan.extra.contains("late_materialized="), "{}", scan.extra);
         let reference = lf.collect_unoptimized().unwrap();
         assert_eq!(
             reference.to_sorted_csv().unwrap(),

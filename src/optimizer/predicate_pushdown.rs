@@ -50,6 +50,19 @@ fn names(plan: &LogicalPlan) -> Result<Vec<String>> {
         .collect())
 }
 
+/// Drops repeated conjuncts. Implied predicates (see
+/// [`implied_by_branches`]) are derived again on every pass while their
+/// source stays above the join; this keeps the plan at a fixed point.
+fn dedup(preds: Vec<Expr>) -> Vec<Expr> {
+    let mut out: Vec<Expr> = Vec::with_capacity(preds.len());
+    for p in preds {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 fn wrap(plan: LogicalPlan, preds: Vec<Expr>) -> LogicalPlan {
     match Expr::conjunction(preds) {
         Some(p) => LogicalPlan::Filter {
@@ -77,11 +90,12 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
     Ok(match plan {
         LogicalPlan::Filter { input, predicate } => {
             preds.extend(predicate.clone().split_conjunction());
-            push(input, preds)?
+            push(input, dedup(preds))?
         }
         LogicalPlan::Scan(scan) => {
             let mut scan: Scan = scan.clone();
             scan.filters.extend(preds);
+            scan.filters = dedup(std::mem::take(&mut scan.filters));
             LogicalPlan::Scan(scan)
         }
         LogicalPlan::Project { input, exprs } => {
@@ -243,6 +257,16 @@ fn push_join(
             keep.push(p);
         }
     }
+    // A disjunction over both sides stays above the join, but each side can
+    // still be filtered by what every branch demands of it.
+    for p in &keep {
+        if push_left && let Some(implied) = implied_by_branches(p, &left_names) {
+            to_l.push(implied);
+        }
+        if push_right && let Some(implied) = implied_by_branches(p, &right_names) {
+            to_r.push(substitute(&implied, &to_right));
+        }
+    }
     // Key equivalence: with `a = b` a conjunct on `a` alone also holds for
     // every `b` that can still match, so it filters the other side too.
     let (to_l_more, to_r_more) = (
@@ -273,6 +297,28 @@ fn push_join(
         filter: filter.clone(),
     };
     Ok(wrap(join, keep))
+}
+
+/// What `(a1 AND b1) OR (a2 AND b2)` implies about one side alone:
+/// `a1 OR a2` when `a1` and `a2` are the branches' conjuncts on that side.
+/// `None` unless every branch constrains the side (a branch that does not
+/// lets any row of it through) and `p` is a disjunction.
+fn implied_by_branches(p: &Expr, side: &HashSet<&str>) -> Option<Expr> {
+    let branches = p.clone().split_disjunction();
+    if branches.len() < 2 {
+        return None;
+    }
+    let per_branch = branches
+        .into_iter()
+        .map(|b| {
+            Expr::conjunction(
+                b.split_conjunction()
+                    .into_iter()
+                    .filter(|c| !c.columns().is_empty() && only_uses(c, side)),
+            )
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Expr::disjunction(per_branch)
 }
 
 /// The conjuncts of `preds` that constrain a single join key column of one

@@ -107,31 +107,59 @@ impl PhysicalExpr {
         }
     }
 
+    /// The input columns this expression reads, ascending, each once.
+    pub fn columns(&self) -> Vec<usize> {
+        fn walk(e: &PhysicalExpr, out: &mut Vec<usize>) {
+            match &e.node {
+                Node::Column(i) => out.push(*i),
+                Node::Fused(f) => walk(&f.original, out),
+                _ => e.children().into_iter().for_each(|c| walk(c, out)),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// This expression over a batch whose columns are laid out differently:
+    /// column `i` becomes column `to(i)`.
+    pub fn remap_columns(&self, to: &impl Fn(usize) -> usize) -> PhysicalExpr {
+        fn go(e: PhysicalExpr, to: &impl Fn(usize) -> usize) -> PhysicalExpr {
+            match e.node {
+                Node::Column(i) => PhysicalExpr::new(Node::Column(to(i)), e.data_type),
+                _ => e.map_children(|c| go(c, to)),
+            }
+        }
+        go(self.unfuse(), to).fuse()
+    }
+
     /// Calls `f` on every fused node.
     pub fn visit_fused(&self, f: &mut impl FnMut(&FusedExpr)) {
         match &self.node {
             Node::Fused(x) => f(x),
-            Node::Column(_) | Node::Literal(_) => {}
-            Node::Binary(l, _, r) => {
-                l.visit_fused(f);
-                r.visit_fused(f);
-            }
+            _ => self.children().into_iter().for_each(|c| c.visit_fused(f)),
+        }
+    }
+
+    /// The direct operands (a fused node's tree is not looked into).
+    fn children(&self) -> Vec<&PhysicalExpr> {
+        match &self.node {
+            Node::Column(_) | Node::Literal(_) | Node::Fused(_) => vec![],
+            Node::Binary(l, _, r) => vec![l, r],
             Node::Not(e)
             | Node::Negative(e)
             | Node::IsNull(e)
             | Node::IsNotNull(e)
             | Node::Cast(e)
-            | Node::InList(e, _, _) => e.visit_fused(f),
-            Node::Case(branches, otherwise) => {
-                for (w, t) in branches {
-                    w.visit_fused(f);
-                    t.visit_fused(f);
-                }
-                if let Some(o) = otherwise {
-                    o.visit_fused(f);
-                }
-            }
-            Node::Function(_, args) => args.iter().for_each(|a| a.visit_fused(f)),
+            | Node::InList(e, _, _) => vec![e],
+            Node::Case(branches, otherwise) => branches
+                .iter()
+                .flat_map(|(w, t)| [w, t])
+                .chain(otherwise.as_deref())
+                .collect(),
+            Node::Function(_, args) => args.iter().collect(),
         }
     }
 

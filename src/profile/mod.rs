@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::exec::rowwise::execute_rowwise;
 use crate::exec::{ExecContext, NodeMetrics, execute_with};
 use crate::frame::LazyFrame;
-use crate::io::{ParquetScanMetrics, ScanSource};
+use crate::io::ScanSource;
 use crate::physical::PhysicalPlan;
 
 pub use bandwidth::memory_bandwidth;
@@ -196,8 +196,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
             schema,
             ..
         } => {
-            let batches =
-                source.read(projection.as_deref(), &[], &ParquetScanMetrics::default())?;
+            let batches = source.read(projection.as_deref(), &[], &Default::default())?;
             let batches = crate::exec::columnar::slice(batches, 0, Some(n));
             PhysicalPlan::Scan {
                 source: ScanSource::memory(schema.clone(), batches)?,

@@ -10,7 +10,7 @@ mod window;
 use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
-use crate::physical::{PhysicalPlan, Stage};
+use crate::physical::PhysicalPlan;
 
 pub use aggregate::hash_aggregate;
 pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
@@ -38,8 +38,7 @@ pub fn run_operator(
             metrics
                 .bytes_read
                 .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
-            let stages: Vec<Stage> = filters.iter().cloned().map(Stage::Filter).collect();
-            run_pipeline(batches, &stages)
+            Ok(batches)
         }
         PhysicalPlan::Pipeline { stages, .. } => run_pipeline(input(), stages),
         PhysicalPlan::HashAggregate {

@@ -10,13 +10,15 @@ use rayon::prelude::*;
 
 use super::pipeline::apply_stages;
 use crate::error::Result;
-use crate::io::ScanUnit;
+use crate::io::{ScanFilter, ScanUnit};
 use crate::physical::{PhysicalPlan, Stage};
 
 /// Independent units of input plus the stages each batch goes through.
 pub struct MorselInput {
     /// Units to read.
     pub units: Vec<ScanUnit>,
+    /// The scan's own filters, applied as units are read.
+    pub filter: ScanFilter,
     /// Filter/project stages applied to each batch.
     pub stages: Vec<Stage>,
     /// Rows that came out of the stages (for metrics).
@@ -28,6 +30,7 @@ impl MorselInput {
     pub fn from_batches(batches: Vec<RecordBatch>) -> Self {
         MorselInput {
             units: batches.into_iter().map(ScanUnit::Batch).collect(),
+            filter: ScanFilter::default(),
             stages: vec![],
             rows: AtomicUsize::new(0),
         }
@@ -45,7 +48,8 @@ impl MorselInput {
                 ..
             } => Some(MorselInput {
                 units: source.units(projection.as_deref(), filters, metrics)?,
-                stages: filters.iter().cloned().map(Stage::Filter).collect(),
+                filter: ScanFilter::new(filters.clone()),
+                stages: vec![],
                 rows: AtomicUsize::new(0),
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => Self::stream(input)?.map(|mut m| {
@@ -67,7 +71,7 @@ impl MorselInput {
             .par_iter()
             .with_min_len(1)
             .try_fold(&init, |mut state, unit| {
-                for batch in unit.read()? {
+                for batch in unit.read(&self.filter)? {
                     if let Some(b) = apply_stages(batch, &self.stages)? {
                         self.rows.fetch_add(b.num_rows(), Ordering::Relaxed);
                         f(&mut state, b)?;

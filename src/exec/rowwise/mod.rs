@@ -19,7 +19,7 @@ use std::time::Duration;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::error::Result;
-use crate::io::{BATCH_SIZE, ParquetScanMetrics};
+use crate::io::BATCH_SIZE;
 use crate::physical::{PhysicalPlan, Stage};
 use crate::plan::join_schema;
 use operators::*;
@@ -82,8 +82,7 @@ fn build(
             schema,
             ..
         } => {
-            let batches =
-                source.read(projection.as_deref(), &[], &ParquetScanMetrics::default())?;
+            let batches = source.read(projection.as_deref(), &[], &Default::default())?;
             metered(ScanOp {
                 batches,
                 filters: filters.clone(),
