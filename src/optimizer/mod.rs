@@ -14,6 +14,7 @@ mod join_reorder;
 mod limit_pushdown;
 mod predicate_pushdown;
 mod projection_pushdown;
+mod semi_join_pushdown;
 mod simplify_expressions;
 #[cfg(test)]
 mod test_util;
@@ -34,6 +35,7 @@ pub static RULES: &[&dyn OptimizerRule] = &[
     &simplify_expressions::SimplifyExpressions,
     &predicate_pushdown::PredicatePushdown,
     &eliminate_outer_join::EliminateOuterJoin,
+    &semi_join_pushdown::SemiJoinPushdown,
     &join_reorder::JoinReorder,
     &limit_pushdown::LimitPushdown,
     &common_subexpr_eliminate::CommonSubexprEliminate,
