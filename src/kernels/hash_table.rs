@@ -6,9 +6,10 @@
 //! - anything else (several keys, strings, floats, decimals) is encoded by
 //!   arrow's [`RowConverter`] into comparable byte rows.
 //!
-//! [`GroupTable`] maps keys to dense group ids `0..n`. The table stores only
-//! the ids; keys live in flat vectors, so a new group costs no allocation
-//! beyond amortized vector growth.
+//! [`GroupTable`] maps keys to dense group ids `0..n`. Integer keys sit in
+//! the table next to their id (one cache miss per probe); byte-row keys live
+//! in one flat buffer and the table holds ids. A new group costs no
+//! allocation beyond amortized vector growth.
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::buffer::{NullBuffer, ScalarBuffer};
@@ -110,52 +111,54 @@ impl KeyBatch {
     }
 }
 
-enum KeyStore {
+/// Maps keys to dense group ids.
+pub enum GroupTable {
+    /// Single integer keys, stored inline with their group id so a probe
+    /// touches one cache line, and a rehash recomputes hashes from the keys.
     Int {
+        table: HashTable<(i64, u32)>,
+        /// Key of each group, in group order (0 for the null group).
         keys: Vec<i64>,
         null_group: Option<u32>,
     },
+    /// Byte-row keys: the table holds group ids; keys live in one buffer.
     Rows {
+        table: HashTable<u32>,
+        hashes: Vec<u64>,
         data: Vec<u8>,
         offsets: Vec<usize>,
     },
 }
 
-/// Maps keys to dense group ids.
-pub struct GroupTable {
-    table: HashTable<u32>,
-    hashes: Vec<u64>,
-    store: KeyStore,
-}
-
 impl GroupTable {
     /// An empty table for keys encoded by `encoder`.
     pub fn new(encoder: &KeyEncoder) -> Self {
-        let store = match encoder {
-            KeyEncoder::Int => KeyStore::Int {
+        match encoder {
+            KeyEncoder::Int => GroupTable::Int {
+                table: HashTable::new(),
                 keys: Vec::new(),
                 null_group: None,
             },
-            KeyEncoder::Rows(_) => KeyStore::Rows {
+            KeyEncoder::Rows(_) => GroupTable::Rows {
+                table: HashTable::new(),
+                hashes: Vec::new(),
                 data: Vec::new(),
                 offsets: vec![0],
             },
-        };
-        GroupTable {
-            table: HashTable::new(),
-            hashes: Vec::new(),
-            store,
         }
     }
 
     /// Number of groups so far.
     pub fn len(&self) -> usize {
-        self.hashes.len()
+        match self {
+            GroupTable::Int { keys, .. } => keys.len(),
+            GroupTable::Rows { hashes, .. } => hashes.len(),
+        }
     }
 
     /// True if no group exists yet.
     pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
+        self.len() == 0
     }
 
     /// The group of row `i` of `keys`, created if new. Null keys form a group
@@ -164,48 +167,73 @@ impl GroupTable {
     pub fn find_or_insert(&mut self, keys: &KeyBatch, hash: u64, i: usize) -> u32 {
         match keys {
             KeyBatch::Int(a, nulls) => {
-                let k = if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
-                    None
+                if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                    self.null_group()
                 } else {
-                    Some(a[i])
-                };
-                self.insert_int(k, hash)
+                    self.insert_int(a[i], hash)
+                }
             }
             KeyBatch::Rows(rows, _) => self.insert_bytes(rows.row(i).as_ref(), hash),
         }
     }
 
-    #[inline]
-    fn insert_int(&mut self, k: Option<i64>, hash: u64) -> u32 {
-        let next = self.hashes.len() as u32;
-        let KeyStore::Int {
-            keys: stored,
-            null_group,
-        } = &mut self.store
+    /// Appends the group of every row of `keys` to `groups` (creating new
+    /// groups), one match on the encoding per batch rather than per row.
+    pub fn insert_batch(&mut self, keys: &KeyBatch, hashes: &[u64], groups: &mut Vec<u32>) {
+        match keys {
+            KeyBatch::Int(values, nulls) => {
+                // Runs of equal keys (sorted or clustered input) reuse the
+                // previous row's group without probing.
+                let mut prev: Option<(i64, u32)> = None;
+                for (i, (&k, &h)) in values.iter().zip(hashes).enumerate() {
+                    if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                        groups.push(self.null_group());
+                        prev = None;
+                        continue;
+                    }
+                    let g = match prev {
+                        Some((pk, pg)) if pk == k => pg,
+                        _ => self.insert_int(k, h),
+                    };
+                    prev = Some((k, g));
+                    groups.push(g);
+                }
+            }
+            KeyBatch::Rows(rows, _) => {
+                groups.extend(
+                    hashes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &h)| self.insert_bytes(rows.row(i).as_ref(), h)),
+                );
+            }
+        }
+    }
+
+    fn null_group(&mut self) -> u32 {
+        let GroupTable::Int {
+            keys, null_group, ..
+        } = self
         else {
             unreachable!("key batch encoded by another encoder")
         };
-        let Some(k) = k else {
-            if let Some(g) = *null_group {
-                return g;
-            }
-            *null_group = Some(next);
-            stored.push(0);
-            self.hashes.push(hash);
-            return next;
+        *null_group.get_or_insert_with(|| {
+            keys.push(0);
+            keys.len() as u32 - 1
+        })
+    }
+
+    #[inline]
+    fn insert_int(&mut self, k: i64, hash: u64) -> u32 {
+        let GroupTable::Int { table, keys, .. } = self else {
+            unreachable!("key batch encoded by another encoder")
         };
-        let ng = *null_group;
-        let hashes = &self.hashes;
-        match self.table.entry(
-            hash,
-            |&g| Some(g) != ng && stored[g as usize] == k,
-            |&g| hashes[g as usize],
-        ) {
-            hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
+        match table.entry(hash, |&(key, _)| key == k, |&(key, _)| hash_i64(key)) {
+            hashbrown::hash_table::Entry::Occupied(o) => o.get().1,
             hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert(next);
-                stored.push(k);
-                self.hashes.push(hash);
+                let next = keys.len() as u32;
+                v.insert((k, next));
+                keys.push(k);
                 next
             }
         }
@@ -213,12 +241,16 @@ impl GroupTable {
 
     #[inline]
     fn insert_bytes(&mut self, bytes: &[u8], hash: u64) -> u32 {
-        let next = self.hashes.len() as u32;
-        let KeyStore::Rows { data, offsets } = &mut self.store else {
+        let GroupTable::Rows {
+            table,
+            hashes,
+            data,
+            offsets,
+        } = self
+        else {
             unreachable!("key batch encoded by another encoder")
         };
-        let hashes = &self.hashes;
-        let entry = self.table.entry(
+        let entry = table.entry(
             hash,
             |&g| &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes,
             |&g| hashes[g as usize],
@@ -226,10 +258,11 @@ impl GroupTable {
         match entry {
             hashbrown::hash_table::Entry::Occupied(o) => *o.get(),
             hashbrown::hash_table::Entry::Vacant(v) => {
+                let next = hashes.len() as u32;
                 v.insert(next);
                 data.extend_from_slice(bytes);
                 offsets.push(data.len());
-                self.hashes.push(hash);
+                hashes.push(hash);
                 next
             }
         }
@@ -238,40 +271,65 @@ impl GroupTable {
     /// The hash of group `g`.
     #[inline]
     pub fn hash_of(&self, g: u32) -> u64 {
-        self.hashes[g as usize]
+        match self {
+            GroupTable::Int {
+                keys, null_group, ..
+            } => {
+                if *null_group == Some(g) {
+                    NULL_HASH
+                } else {
+                    hash_i64(keys[g as usize])
+                }
+            }
+            GroupTable::Rows { hashes, .. } => hashes[g as usize],
+        }
     }
 
     /// Finds or creates here the group that is group `g` of `other` (a table
     /// of the same key encoding); used to merge per-thread tables.
     pub fn insert_group_from(&mut self, other: &GroupTable, g: u32) -> u32 {
-        let hash = other.hashes[g as usize];
-        match &other.store {
-            KeyStore::Int { keys, null_group } => {
-                let k = if *null_group == Some(g) {
-                    None
+        match other {
+            GroupTable::Int {
+                keys, null_group, ..
+            } => {
+                if *null_group == Some(g) {
+                    self.null_group()
                 } else {
-                    Some(keys[g as usize])
-                };
-                self.insert_int(k, hash)
+                    let k = keys[g as usize];
+                    self.insert_int(k, hash_i64(k))
+                }
             }
-            KeyStore::Rows { data, offsets } => {
-                self.insert_bytes(&data[offsets[g as usize]..offsets[g as usize + 1]], hash)
-            }
+            GroupTable::Rows {
+                hashes,
+                data,
+                offsets,
+                ..
+            } => self.insert_bytes(
+                &data[offsets[g as usize]..offsets[g as usize + 1]],
+                hashes[g as usize],
+            ),
         }
     }
 
     /// The key columns of all groups, in group order, as `types`.
     pub fn key_columns(&self, encoder: &KeyEncoder, types: &[DataType]) -> Result<Vec<ArrayRef>> {
-        match (&self.store, encoder) {
-            (KeyStore::Int { keys, null_group }, KeyEncoder::Int) => {
-                let values = arrow::array::Int64Array::from_iter(
-                    keys.iter()
-                        .enumerate()
-                        .map(|(g, &k)| (*null_group != Some(g as u32)).then_some(k)),
-                );
+        match (self, encoder) {
+            (
+                GroupTable::Int {
+                    keys, null_group, ..
+                },
+                KeyEncoder::Int,
+            ) => {
+                let nulls = null_group.map(|g| {
+                    let mut b = arrow::array::BooleanBufferBuilder::new(keys.len());
+                    b.append_n(keys.len(), true);
+                    b.set_bit(g as usize, false);
+                    NullBuffer::new(b.finish())
+                });
+                let values = arrow::array::Int64Array::new(keys.clone().into(), nulls);
                 Ok(vec![arrow::compute::cast(&values, &types[0])?])
             }
-            (KeyStore::Rows { data, offsets }, KeyEncoder::Rows(conv)) => {
+            (GroupTable::Rows { data, offsets, .. }, KeyEncoder::Rows(conv)) => {
                 let parser = conv.parser();
                 let rows = offsets.windows(2).map(|w| parser.parse(&data[w[0]..w[1]]));
                 Ok(conv.convert_rows(rows)?)
@@ -286,23 +344,23 @@ impl GroupTable {
         if keys.is_null(i) {
             return None;
         }
-        match (&self.store, keys) {
-            (
-                KeyStore::Int {
-                    keys: stored,
-                    null_group,
-                },
-                KeyBatch::Int(a, _),
-            ) => {
+        match (self, keys) {
+            (GroupTable::Int { table, .. }, KeyBatch::Int(a, _)) => {
                 let k = a[i];
-                self.table
-                    .find(hash, |&g| Some(g) != *null_group && stored[g as usize] == k)
-                    .copied()
+                table.find(hash, |&(key, _)| key == k).map(|&(_, g)| g)
             }
-            (KeyStore::Rows { data, offsets }, KeyBatch::Rows(rows, _)) => {
+            (
+                GroupTable::Rows {
+                    table,
+                    data,
+                    offsets,
+                    ..
+                },
+                KeyBatch::Rows(rows, _),
+            ) => {
                 let row = rows.row(i);
                 let bytes = row.as_ref();
-                self.table
+                table
                     .find(hash, |&g| {
                         &data[offsets[g as usize]..offsets[g as usize + 1]] == bytes
                     })
@@ -325,9 +383,13 @@ mod tests {
         let mut table = GroupTable::new(&enc);
         let mut hashes = Vec::new();
         let kb = enc.encode(&keys, &mut hashes).unwrap();
-        (0..hashes.len())
+        let one_by_one: Vec<u32> = (0..hashes.len())
             .map(|i| table.find_or_insert(&kb, hashes[i], i))
-            .collect()
+            .collect();
+        let mut batched = Vec::new();
+        GroupTable::new(&enc).insert_batch(&kb, &hashes, &mut batched);
+        assert_eq!(one_by_one, batched);
+        one_by_one
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Hash aggregation: thread-local pre-aggregation, then a partitioned merge.
 //!
 //! 1. Each thread folds the morsels it reads into its own group table and
-//!    accumulators (keys hashed once, one `find_or_insert` per row); input
+//!    accumulators (keys hashed once, one table probe per row); input
 //!    batches are dropped as soon as they are folded.
 //! 2. The per-thread tables are merged in parallel by hash partition: each
 //!    partition owns the keys whose hash falls in it, so no two threads touch
@@ -76,12 +76,7 @@ impl Spec<'_> {
                     .map(|k| evaluate_array(k, batch))
                     .collect::<Result<Vec<_>>>()?;
                 let encoded = encoder.encode(&keys, &mut p.hashes)?;
-                p.groups.extend(
-                    p.hashes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &h)| table.find_or_insert(&encoded, h, i)),
-                );
+                table.insert_batch(&encoded, &p.hashes, &mut p.groups);
             }
             _ => p.groups.resize(n, 0),
         }

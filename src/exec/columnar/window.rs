@@ -49,9 +49,8 @@ pub fn window(
         let mut hashes = Vec::new();
         let encoded = encoder.encode(&keys, &mut hashes)?;
         let mut table = GroupTable::new(&encoder);
-        let groups: Vec<u32> = (0..n)
-            .map(|i| table.find_or_insert(&encoded, hashes[i], i))
-            .collect();
+        let mut groups = Vec::with_capacity(n);
+        table.insert_batch(&encoded, &hashes, &mut groups);
         (groups, table.len())
     };
     let mut starts = vec![0usize; num_groups + 1];
