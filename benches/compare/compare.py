@@ -2,9 +2,13 @@
 files, checks every engine's answers against DuckDB's, and reports median
 hot-run times, ratios to sloth, peak memory, and a bar chart per suite.
 
-Usually started by run.sh. Each engine runs a suite in a process of its own
-(so its peak memory is its own): a warm-up run, then --runs timed runs per
-query; the median is reported.
+Usually started by run.sh. Each engine runs in a process of its own (so its
+peak memory is its own); the engines are interleaved: for each query, every
+engine does a warm-up run, then the timed rounds go round the engines (in a
+rotating order), so machine noise falls on all engines alike. The median of
+--runs timed runs is reported. The Python engines are long-lived workers
+driven over a pipe; sloth runs `sloth bench --runs 1` per round (a warm-up
+and one timed run in its own process).
 """
 import argparse
 import json
@@ -30,8 +34,9 @@ def h2o_sql(i, kind="groupby"):
 
 
 # ---------------------------------------------------------------- workers
-def worker(engine, suite, data, runs, out):
-    """Runs one suite on one engine; writes timings and results under `out`."""
+def worker(engine, suite, data, out):
+    """Serves one engine for one suite: loads, then runs queries on request
+    (see the loop at the end); writes results under `out`."""
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     data = pathlib.Path(data)
@@ -97,26 +102,33 @@ def worker(engine, suite, data, runs, out):
     else:
         raise SystemExit(f"unknown engine {engine}")
 
-    report = {"engine": engine, "suite": suite, "load_s": load_s, "queries": {}}
-    for name, sql in queries.items():
+    # Serve: one command per line on stdin, one JSON answer per line.
+    #   warm NAME  -> run once, write NAME.csv   {"rows": n} or {"error": ...}
+    #   time NAME  -> one timed run              {"s": seconds} or {"error": ...}
+    #   quit       -> {"peak_rss_mb": ...}
+    print(json.dumps({"ready": True, "load_s": load_s}), flush=True)
+    for line in sys.stdin:
+        cmd, _, name = line.strip().partition(" ")
+        if cmd == "quit":
+            break
         try:
-            result = run(name, sql)  # warm-up
-            times = []
-            for _ in range(runs):
-                t = time.perf_counter()
-                run(name, sql)
-                times.append(time.perf_counter() - t)
-            import pyarrow as pa
-            import pyarrow.csv as pacsv
+            if cmd == "warm":
+                import pyarrow as pa
+                import pyarrow.csv as pacsv
 
-            # The CSV writer has no string_view: write views as plain strings.
-            schema = pa.schema([f.with_type(pa.string()) if f.type == pa.string_view() else f for f in result.schema])
-            pacsv.write_csv(result.cast(schema), out / f"{name}.csv")
-            report["queries"][name] = {"median_s": statistics.median(times), "rows": result.num_rows}
+                result = run(name, queries[name])
+                # The CSV writer has no string_view: write views as plain strings.
+                schema = pa.schema([f.with_type(pa.string()) if f.type == pa.string_view() else f for f in result.schema])
+                pacsv.write_csv(result.cast(schema), out / f"{name}.csv")
+                answer = {"rows": result.num_rows}
+            else:
+                t = time.perf_counter()
+                run(name, queries[name])
+                answer = {"s": time.perf_counter() - t}
         except Exception as e:  # an engine that cannot run a query is reported, not fatal
-            report["queries"][name] = {"error": f"{type(e).__name__}: {e}"[:200]}
-    report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    (out / "report.json").write_text(json.dumps(report))
+            answer = {"error": f"{type(e).__name__}: {e}"[:200]}
+        print(json.dumps(answer), flush=True)
+    print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
 
 
 POLARS_H2O = {
@@ -164,31 +176,118 @@ PANDAS_JOIN = {
 
 
 # ---------------------------------------------------------------- driver
-def sloth_suite(sloth, suite, data, runs, out):
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def query_names(suite):
+    """Query name -> SQL file, for a suite."""
     if suite == "tpch":
-        files = sorted((ROOT / "queries/tpch").glob("q*.sql"))
-    elif suite == "h2o-join":
-        files = [ROOT / f"queries/h2o/join-q{i:02}.sql" for i in range(1, 6)]
-    else:
-        files = [ROOT / f"queries/h2o/groupby-q{i:02}.sql" for i in range(1, 11)]
-    report = {"engine": "sloth", "suite": suite, "load_s": None, "queries": {}, "peak_rss_mb": 0}
-    for f in files:
-        name = f.stem if suite == "tpch" else f.stem.replace("groupby-", "").replace("join-", "")
+        return {f.stem: f for f in sorted((ROOT / "queries/tpch").glob("q*.sql"))}
+    kind, n = ("join", 5) if suite == "h2o-join" else ("groupby", 10)
+    return {f"q{i:02}": ROOT / f"queries/h2o/{kind}-q{i:02}.sql" for i in range(1, n + 1)}
+
+
+class PythonEngine:
+    """A long-lived worker process serving one engine."""
+
+    def __init__(self, engine, suite, data, out):
+        self.p = subprocess.Popen([sys.executable, __file__, "--worker", engine, suite, str(data), str(out)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.load_s = self._answer().get("load_s")
+
+    def _answer(self):
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("worker exited")
+        return json.loads(line)
+
+    def ask(self, cmd, name=""):
+        self.p.stdin.write(f"{cmd} {name}\n")
+        self.p.stdin.flush()
+        return self._answer()
+
+    def warm(self, name):
+        return self.ask("warm", name)
+
+    def time(self, name):
+        return self.ask("time", name)
+
+    def close(self):
+        peak = self.ask("quit").get("peak_rss_mb", 0)
+        self.p.wait()
+        return peak
+
+
+class SlothEngine:
+    """`sloth bench --runs 1` per round: its own warm-up, then one timed run."""
+
+    def __init__(self, sloth, suite, data, out):
+        self.sloth, self.data, self.out = sloth, data, pathlib.Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.files = query_names(suite)
+        self.load_s = None
+        self.peak = 0.0
+
+    def _bench(self, name, keep_result):
         tmp = pathlib.Path(tempfile.mkdtemp())
-        cmd = ["/usr/bin/time", "-f", "%M", sloth, "bench", "--data", str(data), str(f), "--runs", str(runs),
+        f = self.files[name]
+        cmd = ["/usr/bin/time", "-f", "%M", self.sloth, "bench", "--data", str(self.data), str(f), "--runs", "1",
                "--json", str(tmp / "t.json"), "--results", str(tmp)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
-            report["queries"][name] = {"error": p.stderr.strip().splitlines()[0][:200] if p.stderr else "failed"}
-            continue
+            return {"error": p.stderr.strip().splitlines()[0][:200] if p.stderr else "failed"}
+        self.peak = max(self.peak, int(p.stderr.strip().splitlines()[-1]) / 1024)
         t = json.loads((tmp / "t.json").read_text())[0]
-        (tmp / f"{f.stem}.csv").rename(out / f"{name}.csv")
-        report["queries"][name] = {"median_s": t["median_s"], "rows": t["rows"]}
-        report["peak_rss_mb"] = max(report["peak_rss_mb"], int(p.stderr.strip().splitlines()[-1]) / 1024)
-    (out / "report.json").write_text(json.dumps(report))
-    return report
+        if keep_result:
+            (tmp / f"{f.stem}.csv").rename(self.out / f"{name}.csv")
+        return {"s": t["median_s"], "rows": t["rows"]}
+
+    def warm(self, name):
+        self.first = self._bench(name, True)
+        return self.first
+
+    def time(self, name):
+        # The warm-up invocation already timed one hot run: use it first.
+        if getattr(self, "first", None) is not None:
+            first, self.first = self.first, None
+            return first
+        return self._bench(name, False)
+
+    def close(self):
+        return self.peak
+
+
+def run_suite(suite, data, engines, runs, out, sloth):
+    """Runs every engine on every query of `suite`, interleaved; returns
+    per-engine reports like {"queries": {name: {"median_s", "rows"}}}."""
+    live = {}
+    for e in engines:
+        print(f"[{suite}] starting {e} ...", flush=True)
+        dest = out / suite / e
+        live[e] = SlothEngine(sloth, suite, data, dest) if e == "sloth" else PythonEngine(e, suite, data, dest)
+    reports = {e: {"engine": e, "suite": suite, "load_s": live[e].load_s, "queries": {}} for e in engines}
+    for name in query_names(suite):
+        print(f"[{suite}] {name}", flush=True)
+        times = {e: [] for e in engines}
+        for e in engines:
+            a = live[e].warm(name)
+            if "error" in a:
+                reports[e]["queries"][name] = {"error": a["error"]}
+            else:
+                reports[e]["queries"][name] = {"rows": a["rows"]}
+        for r in range(runs):
+            order = engines[r % len(engines):] + engines[:r % len(engines)]
+            for e in order:
+                if "error" in reports[e]["queries"][name]:
+                    continue
+                a = live[e].time(name)
+                if "error" in a:
+                    reports[e]["queries"][name] = {"error": a["error"]}
+                else:
+                    times[e].append(a["s"])
+        for e in engines:
+            if times[e] and "error" not in reports[e]["queries"][name]:
+                reports[e]["queries"][name]["median_s"] = statistics.median(times[e])
+    for e in engines:
+        reports[e]["peak_rss_mb"] = live[e].close()
+    return reports
 
 
 def read_rows(path, sort):
@@ -252,28 +351,20 @@ def main():
     ap.add_argument("--engines", default="sloth,duckdb,polars,datafusion,pandas")
     args = ap.parse_args()
     if args.worker:
-        worker(*args.worker[:3], args.runs, args.worker[3])
+        worker(*args.worker)
         return
     out = pathlib.Path(args.out)
     all_reports = []
     for suite, data in (("tpch", args.tpch), ("h2o-groupby", args.h2o), ("h2o-join", args.h2o_join)):
         if not data:
             continue
-        reports = {}
-        for engine in args.engines.split(","):
-            dest = out / suite / engine
-            print(f"[{suite}] {engine} ...", flush=True)
-            if engine == "sloth":
-                reports[engine] = sloth_suite(args.sloth, suite, data, args.runs, dest)
-            else:
-                subprocess.run([sys.executable, __file__, "--worker", engine, suite, data, str(dest), "--runs", str(args.runs)], check=True)
-                reports[engine] = json.loads((dest / "report.json").read_text())
+        reports = run_suite(suite, data, args.engines.split(","), args.runs, out, args.sloth)
         ref = out / suite / "duckdb"
         names = list(reports["duckdb"]["queries"]) if "duckdb" in reports else []
         engines = list(reports)
         # h2o results have no defined order: compare sorted rows.
         ordered = suite == "tpch"
-        print(f"\n{suite}: median of {args.runs} hot runs, seconds (check vs DuckDB)")
+        print(f"\n{suite}: median of {args.runs} hot runs, engines interleaved, seconds (check vs DuckDB)")
         print("query  " + "".join(f"{e:>22}" for e in engines))
         totals = {e: 0.0 for e in engines}
         complete = {e: True for e in engines}
