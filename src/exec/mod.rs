@@ -189,8 +189,10 @@ fn run(
             return Ok((out, elapsed));
         }
     }
-    // A hash join whose right input is a scan pipeline at least as large as
-    // its left input: build on the left, stream the right through the probe.
+    // A hash join whose right input is a scan pipeline expected to be at
+    // least as large as its left input (after the scan's filters): build on
+    // the left, stream the right through the probe. Otherwise both sides
+    // are materialized and the smaller one is built on.
     if let (
         PhysicalPlan::HashJoin {
             left,
@@ -284,11 +286,12 @@ fn scan_counters(plan: &PhysicalPlan) -> String {
     s
 }
 
-/// Rows a scan pipeline can produce at most (its source's row count), or
-/// `None` if `plan` is not a scan pipeline or the count is unknown.
+/// Rows a scan pipeline is expected to produce (the optimizer's estimate
+/// after the scan's filters), or `None` if `plan` is not a scan pipeline or
+/// the source's size is unknown.
 fn streamable_rows(plan: &PhysicalPlan) -> Option<usize> {
     match plan {
-        PhysicalPlan::Scan { source, .. } => source.row_count(),
+        PhysicalPlan::Scan { estimated_rows, .. } => *estimated_rows,
         PhysicalPlan::Pipeline { input, .. } => streamable_rows(input),
         _ => None,
     }

@@ -65,6 +65,9 @@ pub enum PhysicalPlan {
         filters: Vec<PhysicalExpr>,
         /// Output schema.
         schema: SchemaRef,
+        /// Rows expected after the filters (the optimizer's estimate), when
+        /// the source's size is known; picks which join input to stream.
+        estimated_rows: Option<usize>,
         /// Row-group pruning counters.
         metrics: Arc<ParquetScanMetrics>,
     },

@@ -26,6 +26,10 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                 projection: scan.projection.clone(),
                 filters,
                 schema,
+                estimated_rows: scan
+                    .source
+                    .row_count()
+                    .map(|_| crate::optimizer::cardinality::estimate(plan).rows as usize),
                 metrics: Default::default(),
             }
         }

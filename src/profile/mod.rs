@@ -203,6 +203,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
                 projection: None,
                 filters: filters.clone(),
                 schema: schema.clone(),
+                estimated_rows: None,
                 metrics: Default::default(),
             }
         }
