@@ -6,6 +6,7 @@
 
 pub mod columnar;
 pub mod rowwise;
+mod shared;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -52,6 +53,8 @@ pub struct ExecContext {
     pub fuse: bool,
     /// Where group-by operators run.
     pub device: Device,
+    /// Subplans that occur more than once, and their results.
+    shared: std::sync::OnceLock<shared::SharedResults>,
 }
 
 impl Default for ExecContext {
@@ -60,6 +63,7 @@ impl Default for ExecContext {
             metrics: Mutex::new(Vec::new()),
             fuse: true,
             device: Device::default(),
+            shared: Default::default(),
         }
     }
 }
@@ -135,11 +139,37 @@ pub fn execute(plan: &PhysicalPlan) -> Result<Vec<RecordBatch>> {
 /// Runs `plan`, recording metrics in `ctx`.
 pub fn execute_with(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<Vec<RecordBatch>> {
     let mut next_id = 0;
+    ctx.shared
+        .get_or_init(|| shared::SharedResults::for_plan(plan));
     run(plan, ctx, &mut next_id, 0).map(|(b, _)| b)
 }
 
-/// Runs a node; returns its output and its inclusive time.
+/// Runs a node, or reuses the output of an identical subplan that already
+/// ran; returns its output and its inclusive time.
 fn run(
+    plan: &PhysicalPlan,
+    ctx: &ExecContext,
+    next_id: &mut usize,
+    depth: usize,
+) -> Result<(Vec<RecordBatch>, Duration)> {
+    let Some(key) = ctx.shared.get().and_then(|s| s.key(plan)) else {
+        return run_node(plan, ctx, next_id, depth);
+    };
+    let shared = ctx.shared.get().expect("initialized above");
+    if let Some(out) = shared.get(&key) {
+        let id = *next_id;
+        *next_id += shared::node_count(plan);
+        let note = "reused: an identical subplan ran earlier".to_string();
+        ctx.record(id, depth, plan, &out, Duration::ZERO, note);
+        return Ok((out, Duration::ZERO));
+    }
+    let (out, time) = run_node(plan, ctx, next_id, depth)?;
+    shared.put(key, &out);
+    Ok((out, time))
+}
+
+/// Runs a node; returns its output and its inclusive time.
+fn run_node(
     plan: &PhysicalPlan,
     ctx: &ExecContext,
     next_id: &mut usize,
