@@ -7,6 +7,7 @@
 //! ([`OptimizerOptions::disable`]); tests run every query with the optimizer
 //! on, off, and with each rule off, and compare the results.
 
+mod aggregate_semi_join;
 pub mod cardinality;
 mod common_subexpr_eliminate;
 mod eliminate_outer_join;
@@ -36,6 +37,7 @@ pub static RULES: &[&dyn OptimizerRule] = &[
     &predicate_pushdown::PredicatePushdown,
     &eliminate_outer_join::EliminateOuterJoin,
     &semi_join_pushdown::SemiJoinPushdown,
+    &aggregate_semi_join::AggregateSemiJoin,
     &join_reorder::JoinReorder,
     &limit_pushdown::LimitPushdown,
     &common_subexpr_eliminate::CommonSubexprEliminate,

@@ -152,7 +152,12 @@ mod tests {
 
     #[test]
     fn semi_join_moves_into_the_side_that_owns_its_keys() {
-        let lf = join(&orders_lineitem(), &table(&["k"]), ("o_key", "k"), JoinType::Semi);
+        let lf = join(
+            &orders_lineitem(),
+            &table(&["k"]),
+            ("o_key", "k"),
+            JoinType::Semi,
+        );
         assert_eq!(
             rewritten(&SemiJoinPushdown, &lf),
             "Join Inner on [o_key = l_key]\n  \
@@ -165,7 +170,12 @@ mod tests {
 
     #[test]
     fn anti_join_moves_into_the_right_input_too() {
-        let lf = join(&orders_lineitem(), &table(&["k"]), ("l_qty", "k"), JoinType::Anti);
+        let lf = join(
+            &orders_lineitem(),
+            &table(&["k"]),
+            ("l_qty", "k"),
+            JoinType::Anti,
+        );
         assert_eq!(
             rewritten(&SemiJoinPushdown, &lf),
             "Join Inner on [o_key = l_key]\n  \
