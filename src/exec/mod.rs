@@ -123,6 +123,32 @@ impl ExecContext {
         }
     }
 
+    /// Records the `count` nodes of a reused subtree at ids `id..` as copies
+    /// of its first run's nodes (`first..`), with no time of their own.
+    fn record_reuse(&self, first: usize, id: usize, count: usize, depth: usize) {
+        let mut metrics = self.metrics.lock().expect("metrics lock");
+        let Some(first_depth) = metrics.iter().find(|m| m.id == first).map(|m| m.depth) else {
+            return;
+        };
+        let copies: Vec<NodeMetrics> = metrics
+            .iter()
+            .filter(|m| (first..first + count).contains(&m.id))
+            .map(|m| NodeMetrics {
+                id: id + (m.id - first),
+                depth: depth + m.depth - first_depth,
+                self_time: Duration::ZERO,
+                extra: if m.id == first {
+                    "reused: an identical subplan ran earlier".into()
+                } else {
+                    m.extra.clone()
+                },
+                fused_bytes_saved: 0,
+                ..m.clone()
+            })
+            .collect();
+        metrics.extend(copies);
+    }
+
     /// Metrics of every node, in pre-order.
     pub fn metrics(&self) -> Vec<NodeMetrics> {
         let mut m = self.metrics.lock().expect("metrics lock").clone();
@@ -156,15 +182,14 @@ fn run(
         return run_node(plan, ctx, next_id, depth);
     };
     let shared = ctx.shared.get().expect("initialized above");
-    if let Some(out) = shared.get(&key) {
-        let id = *next_id;
+    let id = *next_id;
+    if let Some((first, out)) = shared.get(&key) {
         *next_id += shared::node_count(plan);
-        let note = "reused: an identical subplan ran earlier".to_string();
-        ctx.record(id, depth, plan, &out, Duration::ZERO, note);
+        ctx.record_reuse(first, id, shared::node_count(plan), depth);
         return Ok((out, Duration::ZERO));
     }
     let (out, time) = run_node(plan, ctx, next_id, depth)?;
-    shared.put(key, &out);
+    shared.put(key, id, &out);
     Ok((out, time))
 }
 

@@ -18,7 +18,8 @@ use crate::physical::PhysicalPlan;
 /// Marked subtrees and, once computed, their output.
 #[derive(Debug, Default)]
 pub struct SharedResults {
-    slots: Mutex<HashMap<String, Option<Vec<RecordBatch>>>>,
+    /// Subtree text → (pre-order id of its first run, its output).
+    slots: Mutex<HashMap<String, Option<(usize, Vec<RecordBatch>)>>>,
 }
 
 impl SharedResults {
@@ -52,8 +53,9 @@ impl SharedResults {
         slots.contains_key(&key).then_some(key)
     }
 
-    /// The output of the subtree with `key`, if it has run already.
-    pub fn get(&self, key: &str) -> Option<Vec<RecordBatch>> {
+    /// The id of the first run of the subtree with `key` and its output,
+    /// if it has run already.
+    pub fn get(&self, key: &str) -> Option<(usize, Vec<RecordBatch>)> {
         self.slots
             .lock()
             .expect("shared results lock")
@@ -62,12 +64,12 @@ impl SharedResults {
             .flatten()
     }
 
-    /// Keeps the output of the subtree with `key`.
-    pub fn put(&self, key: String, batches: &[RecordBatch]) {
+    /// Keeps the output of the subtree with `key`, first run as node `id`.
+    pub fn put(&self, key: String, id: usize, batches: &[RecordBatch]) {
         self.slots
             .lock()
             .expect("shared results lock")
-            .insert(key, Some(batches.to_vec()));
+            .insert(key, Some((id, batches.to_vec())));
     }
 }
 
