@@ -16,6 +16,7 @@ import math
 import os
 import pathlib
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -226,17 +227,18 @@ class SlothEngine:
         self.peak = 0.0
 
     def _bench(self, name, keep_result):
-        tmp = pathlib.Path(tempfile.mkdtemp())
         f = self.files[name]
-        cmd = ["/usr/bin/time", "-f", "%M", self.sloth, "bench", "--data", str(self.data), str(f), "--runs", "1",
-               "--json", str(tmp / "t.json"), "--results", str(tmp)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            return {"error": p.stderr.strip().splitlines()[0][:200] if p.stderr else "failed"}
-        self.peak = max(self.peak, int(p.stderr.strip().splitlines()[-1]) / 1024)
-        t = json.loads((tmp / "t.json").read_text())[0]
-        if keep_result:
-            (tmp / f"{f.stem}.csv").rename(self.out / f"{name}.csv")
+        with tempfile.TemporaryDirectory() as d:
+            tmp = pathlib.Path(d)
+            cmd = ["/usr/bin/time", "-f", "%M", self.sloth, "bench", "--data", str(self.data), str(f), "--runs", "1",
+                   "--json", str(tmp / "t.json"), "--results", str(tmp)]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode != 0:
+                return {"error": p.stderr.strip().splitlines()[0][:200] if p.stderr else "failed"}
+            self.peak = max(self.peak, int(p.stderr.strip().splitlines()[-1]) / 1024)
+            t = json.loads((tmp / "t.json").read_text())[0]
+            if keep_result:
+                shutil.move(str(tmp / f"{f.stem}.csv"), str(self.out / f"{name}.csv"))
         return {"s": t["median_s"], "rows": t["rows"]}
 
     def warm(self, name):

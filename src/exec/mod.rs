@@ -54,7 +54,8 @@ pub struct ExecContext {
     /// Where group-by operators run.
     pub device: Device,
     /// Subplans that occur more than once, and their results.
-    shared: std::sync::OnceLock<shared::SharedResults>,
+    /// Replaced at the start of every execution: results never outlive it.
+    shared: Mutex<std::sync::Arc<shared::SharedResults>>,
 }
 
 impl Default for ExecContext {
@@ -165,8 +166,8 @@ pub fn execute(plan: &PhysicalPlan) -> Result<Vec<RecordBatch>> {
 /// Runs `plan`, recording metrics in `ctx`.
 pub fn execute_with(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<Vec<RecordBatch>> {
     let mut next_id = 0;
-    ctx.shared
-        .get_or_init(|| shared::SharedResults::for_plan(plan));
+    *ctx.shared.lock().expect("shared results lock") =
+        std::sync::Arc::new(shared::SharedResults::for_plan(plan));
     run(plan, ctx, &mut next_id, 0).map(|(b, _)| b)
 }
 
@@ -178,10 +179,10 @@ fn run(
     next_id: &mut usize,
     depth: usize,
 ) -> Result<(Vec<RecordBatch>, Duration)> {
-    let Some(key) = ctx.shared.get().and_then(|s| s.key(plan)) else {
+    let shared = ctx.shared.lock().expect("shared results lock").clone();
+    let Some(key) = shared.key(plan) else {
         return run_node(plan, ctx, next_id, depth);
     };
-    let shared = ctx.shared.get().expect("initialized above");
     let id = *next_id;
     if let Some((first, out)) = shared.get(&key) {
         *next_id += shared::node_count(plan);

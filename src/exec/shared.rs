@@ -15,11 +15,14 @@ use arrow::record_batch::RecordBatch;
 
 use crate::physical::PhysicalPlan;
 
+/// The first run of a subtree: its pre-order node id and its output.
+type FirstRun = (usize, Vec<RecordBatch>);
+
 /// Marked subtrees and, once computed, their output.
 #[derive(Debug, Default)]
 pub struct SharedResults {
-    /// Subtree text → (pre-order id of its first run, its output).
-    slots: Mutex<HashMap<String, Option<(usize, Vec<RecordBatch>)>>>,
+    /// Subtree text → its first run, once there was one.
+    slots: Mutex<HashMap<String, Option<FirstRun>>>,
 }
 
 impl SharedResults {
@@ -55,7 +58,7 @@ impl SharedResults {
 
     /// The id of the first run of the subtree with `key` and its output,
     /// if it has run already.
-    pub fn get(&self, key: &str) -> Option<(usize, Vec<RecordBatch>)> {
+    pub fn get(&self, key: &str) -> Option<FirstRun> {
         self.slots
             .lock()
             .expect("shared results lock")
