@@ -27,7 +27,9 @@
 //! (aggregate on the right), through projections above the aggregate
 //! that pass the keys on, when every join key of the aggregate's side is
 //! a grouping column. Taken only when the other side is estimated smaller
-//! than the aggregate's input: the semi join then probes a small table.
+//! than the aggregate's input (the semi join then probes a small table)
+//! and filtered to at most half its relation (an unfiltered side has every
+//! key of a foreign-key join, so it would drop nothing).
 //! The other side is evaluated twice unless the executor finds the two
 //! copies identical (see `exec::shared`).
 
@@ -38,6 +40,10 @@ use super::cardinality::estimate;
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::{JoinType, LogicalPlan};
+
+/// The reducing side must be estimated at most this fraction of its
+/// unfiltered relation: a filter must have dropped keys.
+const MAX_REDUCER_FRACTION: f64 = 0.5;
 
 /// See the module documentation.
 pub struct AggregateSemiJoin;
@@ -135,7 +141,14 @@ fn reduce(
         input.as_ref(),
         LogicalPlan::Join { how: JoinType::Semi, left_on, .. } if *left_on == input_keys
     );
-    if already || estimate(&other).rows >= estimate(input).rows {
+    // An unfiltered side holds every key of a foreign-key join (TPC-H Q15:
+    // all suppliers): reducing by it drops nothing, and would keep the
+    // aggregate from being shared with an identical unreduced copy.
+    let reducer = estimate(&other);
+    if already
+        || reducer.rows >= estimate(input).rows
+        || reducer.rows > MAX_REDUCER_FRACTION * reducer.base
+    {
         return Ok(None);
     }
     let reduced = LogicalPlan::Aggregate {
@@ -339,6 +352,14 @@ mod tests {
     #[test]
     fn joins_on_aggregate_values_are_left_alone() {
         let lf = parts().join(&per_part(), [col("p_key")], [col("total")], JoinType::Inner);
+        let before = lf.logical_plan().to_string();
+        assert_eq!(rewritten(&AggregateSemiJoin, &lf), before);
+    }
+
+    #[test]
+    fn an_unfiltered_side_does_not_reduce() {
+        let all_parts = table(&["p_key", "p_brand"]);
+        let lf = all_parts.join(&per_part(), [col("p_key")], [col("l_key")], JoinType::Inner);
         let before = lf.logical_plan().to_string();
         assert_eq!(rewritten(&AggregateSemiJoin, &lf), before);
     }
