@@ -225,6 +225,7 @@ class SlothEngine:
         self.files = query_names(suite)
         self.load_s = None
         self.peak = 0.0
+        self.first = None  # the warm-up invocation's timed run, used as round 1
 
     def _bench(self, name, keep_result):
         f = self.files[name]
@@ -247,7 +248,7 @@ class SlothEngine:
 
     def time(self, name):
         # The warm-up invocation already timed one hot run: use it first.
-        if getattr(self, "first", None) is not None:
+        if self.first is not None:
             first, self.first = self.first, None
             return first
         return self._bench(name, False)

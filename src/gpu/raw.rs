@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, UInt64Array};
-use arrow::compute::cast;
 use arrow::datatypes::{DataType, SchemaRef};
 
 use super::emulate::EMPTY_KEY;
@@ -115,13 +114,7 @@ pub fn assemble(raw: &RawGroupBy, kinds: &[AggKind], schema: &SchemaRef) -> Resu
     let columns = columns
         .iter()
         .zip(schema.fields())
-        .map(|(c, f)| {
-            if c.data_type() == f.data_type() {
-                Ok(c.clone())
-            } else {
-                Ok(cast(c, f.data_type())?)
-            }
-        })
+        .map(|(c, f)| crate::kernels::cast_if_needed(c, f.data_type()))
         .collect::<Result<Vec<_>>>()?;
     Ok(RecordBatch::try_new(schema.clone(), columns)?)
 }

@@ -13,11 +13,10 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use arrow::compute::filter_record_batch;
 use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
-use crate::kernels::eval::evaluate_mask;
+use crate::kernels::eval::{evaluate_mask, keep_rows};
 use crate::physical::expr::PhysicalExpr;
 
 /// Below this kept fraction a row group is decoded late-materialized.
@@ -61,16 +60,15 @@ impl ScanFilter {
         let mut runs = 0;
         for (i, e) in self.exprs.iter().enumerate() {
             let mask = evaluate_mask(e, &batch)?;
-            let kept = mask.true_count();
             if i == 0 {
                 runs = mask.values().set_slices().count();
             }
-            if kept == 0 {
-                self.record(rows_in, 0);
-                return Ok(None);
-            }
-            if kept < batch.num_rows() {
-                batch = filter_record_batch(&batch, &mask)?;
+            match keep_rows(batch, &mask)? {
+                Some(kept) => batch = kept,
+                None => {
+                    self.record(rows_in, 0);
+                    return Ok(None);
+                }
             }
         }
         self.record(rows_in, batch.num_rows());

@@ -84,6 +84,19 @@ pub fn evaluate_mask(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<Boolean
     })
 }
 
+/// The rows of `batch` that `mask` keeps: `None` when it keeps none, the
+/// batch itself (no copy) when it keeps all.
+pub fn keep_rows(batch: RecordBatch, mask: &BooleanArray) -> Result<Option<RecordBatch>> {
+    let kept = mask.true_count();
+    Ok(if kept == 0 {
+        None
+    } else if kept == batch.num_rows() {
+        Some(batch)
+    } else {
+        Some(arrow::compute::filter_record_batch(&batch, mask)?)
+    })
+}
+
 /// Evaluates `expr` over `batch`.
 pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValue> {
     Ok(match &expr.node {

@@ -6,3 +6,16 @@ pub mod eval;
 pub mod fused;
 pub mod hash_table;
 pub mod strings;
+
+use arrow::array::ArrayRef;
+use arrow::datatypes::DataType;
+
+/// `array` as `to`: the same array when it already has that type (no copy),
+/// a cast otherwise. Operators use it to match their declared output schema.
+pub fn cast_if_needed(array: &ArrayRef, to: &DataType) -> crate::error::Result<ArrayRef> {
+    Ok(if array.data_type() == to {
+        array.clone()
+    } else {
+        arrow::compute::cast(array, to)?
+    })
+}

@@ -136,12 +136,10 @@ impl Spec<'_> {
         };
         let num_keys = columns.len();
         for (acc, field) in p.accs.iter_mut().zip(&schema.fields()[num_keys..]) {
-            let a = acc.finish(n)?;
-            columns.push(if a.data_type() == field.data_type() {
-                a
-            } else {
-                arrow::compute::cast(&a, field.data_type())?
-            });
+            columns.push(crate::kernels::cast_if_needed(
+                &acc.finish(n)?,
+                field.data_type(),
+            )?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(n));
         Ok(RecordBatch::try_new_with_options(

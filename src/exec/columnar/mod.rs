@@ -100,14 +100,8 @@ pub fn run_operator(
                         .columns()
                         .iter()
                         .zip(schema.fields())
-                        .map(|(c, f)| {
-                            if c.data_type() == f.data_type() {
-                                Ok(c.clone())
-                            } else {
-                                arrow::compute::cast(c, f.data_type())
-                            }
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
+                        .map(|(c, f)| crate::kernels::cast_if_needed(c, f.data_type()))
+                        .collect::<Result<Vec<_>>>()?;
                     out.push(RecordBatch::try_new(schema.clone(), cols)?);
                 }
             }

@@ -3,12 +3,11 @@
 //! A batch goes through every stage before the next batch is touched, so a
 //! chain of filters and projections never materializes an intermediate table.
 
-use arrow::compute::filter_record_batch;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::kernels::eval::{evaluate_array, evaluate_mask};
+use crate::kernels::eval::{evaluate_array, evaluate_mask, keep_rows};
 use crate::physical::Stage;
 
 /// Applies `stages` to every batch (in parallel), dropping empty results.
@@ -31,12 +30,9 @@ pub(crate) fn apply_stages(
         match stage {
             Stage::Filter(predicate) => {
                 let mask = evaluate_mask(predicate, &batch)?;
-                let kept = mask.true_count();
-                if kept == 0 {
-                    return Ok(None);
-                }
-                if kept < batch.num_rows() {
-                    batch = filter_record_batch(&batch, &mask)?;
+                match keep_rows(batch, &mask)? {
+                    Some(kept) => batch = kept,
+                    None => return Ok(None),
                 }
             }
             Stage::Project(exprs, schema) => {
