@@ -84,3 +84,26 @@ fn h2o_rowwise_equals_columnar() {
         check(sql.trim().trim_end_matches(';'), &name);
     }
 }
+
+#[test]
+fn keys_that_stop_fitting_a_packed_key_midway_give_the_same_groups() {
+    // Short strings first (packed keys), then long ones: each thread's table
+    // moves to byte rows part way, and the merge must still unite the keys.
+    let key = "case when l_orderkey < 30000 then l_shipmode else substr(l_comment, 1, 20) end";
+    check(
+        &format!(
+            "select {key} k, l_linestatus, count(*), sum(l_quantity) from lineitem group by {key}, l_linestatus"
+        ),
+        "group by short-then-long strings",
+    );
+    check(
+        &format!(
+            "select count(*) from lineitem l join (select distinct {key} k from lineitem where l_orderkey < 40000) s on {key} = s.k"
+        ),
+        "join on short-then-long strings",
+    );
+    check(
+        "select p_type, p_size, count(*) from part group by p_type, p_size",
+        "long strings from the start",
+    );
+}

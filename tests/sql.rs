@@ -311,3 +311,36 @@ fn window_functions_rank_with_ties() {
         ]
     );
 }
+
+#[test]
+fn row_number_filters_keep_the_same_rows_as_a_full_window() {
+    // `rn <= k` lets the window keep only each partition's first k rows;
+    // `rn + 0 <= k` is the same filter that the planner does not fuse.
+    let c = ctx(OptimizerOptions::default());
+    let orders = [
+        "l_shipdate",              // date: normalized integer keys
+        "l_linenumber desc",       // int, descending
+        "l_quantity",              // decimal: row-format keys, many ties
+        "l_shipmode desc",         // string
+        "l_extendedprice * 1.0e0", // float
+    ];
+    for order in orders {
+        for (fused, plain) in [
+            ("rn <= 2", "rn + 0 <= 2"),
+            ("rn < 4", "rn + 0 < 4"),
+            ("1 >= rn", "1 >= rn + 0"),
+        ] {
+            let sql = |filter: &str| {
+                format!(
+                    "select l_orderkey, l_linenumber, rn from (select l_orderkey, l_linenumber, row_number() over (partition by l_suppkey % 7 order by {order}) rn from lineitem) t where {filter}"
+                )
+            };
+            let explain = c.sql(&sql(fused)).unwrap().explain(true).unwrap();
+            assert!(explain.contains("per partition"), "{explain}");
+            let got = common::sorted_rows(&c.sql(&sql(fused)).unwrap());
+            let want = common::sorted_rows(&c.sql(&sql(plain)).unwrap());
+            assert!(!want.is_empty());
+            assert_eq!(got, want, "order by {order}, {fused}");
+        }
+    }
+}

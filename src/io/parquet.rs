@@ -43,13 +43,59 @@ pub struct ParquetScanMetrics {
     pub late_materialized_row_groups: AtomicUsize,
 }
 
+fn not_parquet(path: &Path, e: impl std::fmt::Display) -> SlothError {
+    SlothError::Data(format!(
+        "'{}' is not a readable Parquet file: {e}",
+        path.display()
+    ))
+}
+
+/// Loads a file's metadata, with string and binary columns read as their
+/// view types (`Utf8View`, `BinaryView`).
+///
+/// Views make decoding a dictionary-encoded column a gather of 16-byte
+/// views instead of a copy of every value's bytes, and keep short values
+/// (≤ 12 bytes) inline, where hashing and comparing them needs no
+/// indirection; DataFusion reads Parquet the same way.
+fn load_metadata(path: &Path, options: ArrowReaderOptions) -> Result<ArrowReaderMetadata> {
+    let metadata = ArrowReaderMetadata::load(&open(path)?, options.clone())
+        .map_err(|e| not_parquet(path, e))?;
+    match view_schema(metadata.schema()) {
+        Some(views) => {
+            ArrowReaderMetadata::try_new(metadata.metadata().clone(), options.with_schema(views))
+                .map_err(|e| not_parquet(path, e))
+        }
+        None => Ok(metadata),
+    }
+}
+
+/// `schema` with top-level string and binary columns as view types, or
+/// `None` when it has none.
+fn view_schema(schema: &Schema) -> Option<SchemaRef> {
+    use arrow::datatypes::DataType::*;
+    let mut changed = false;
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let view = match f.data_type() {
+                Utf8 | LargeUtf8 => Utf8View,
+                Binary | LargeBinary => BinaryView,
+                _ => return f.as_ref().clone(),
+            };
+            changed = true;
+            f.as_ref().clone().with_data_type(view)
+        })
+        .collect();
+    changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+}
+
 fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<std::fs::File>> {
-    ParquetRecordBatchReaderBuilder::try_new(open(path)?).map_err(|e| {
-        SlothError::Data(format!(
-            "'{}' is not a readable Parquet file: {e}",
-            path.display()
-        ))
-    })
+    let metadata = load_metadata(path, ArrowReaderOptions::new())?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        open(path)?,
+        metadata,
+    ))
 }
 
 pub(super) fn read_schema(path: &Path) -> Result<SchemaRef> {
@@ -223,12 +269,7 @@ pub(super) fn units(
     } else {
         PageIndexPolicy::Optional
     });
-    let metadata = ArrowReaderMetadata::load(&open(path)?, options).map_err(|e| {
-        SlothError::Data(format!(
-            "'{}' is not a readable Parquet file: {e}",
-            path.display()
-        ))
-    })?;
+    let metadata = load_metadata(path, options)?;
     let file_schema = metadata.schema().clone();
     let projected_schema = match projection {
         Some(p) => file_schema.project(p)?,

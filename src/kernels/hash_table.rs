@@ -1,15 +1,20 @@
 //! Key encoding and the hash table shared by hash aggregation and hash join.
 //!
-//! Keys take one of two forms, chosen once per operator from the key types:
+//! Keys take one of three forms, chosen per operator from the key types:
 //! - a single integer-like key (ints, dates) is hashed and compared as `i64`
 //!   with no per-row indirection;
-//! - anything else (several keys, strings, floats, decimals) is encoded by
-//!   arrow's [`RowConverter`] into comparable byte rows.
+//! - a few small integers and short strings are packed into one `u128`
+//!   ([`PackedLayout`]) and hashed and compared as such;
+//! - anything else (floats, decimals, long strings, many keys) is encoded
+//!   by arrow's [`RowConverter`] into comparable byte rows.
 //!
-//! [`GroupTable`] maps keys to dense group ids `0..n`. Integer keys sit in
-//! the table next to their id (one cache miss per probe); byte-row keys live
-//! in one flat buffer and the table holds ids. A new group costs no
-//! allocation beyond amortized vector growth.
+//! A packed table whose batch holds a string too long for its slot moves to
+//! byte rows once, keeping its group ids ([`GroupTable::insert_batch`]).
+//!
+//! [`GroupTable`] maps keys to dense group ids `0..n`. Integer and packed
+//! keys sit in the table next to their id (one cache miss per probe);
+//! byte-row keys live in one flat buffer and the table holds ids. A new
+//! group costs no allocation beyond amortized vector growth.
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::buffer::{NullBuffer, ScalarBuffer};
@@ -17,6 +22,7 @@ use arrow::datatypes::{DataType, Int64Type};
 use arrow::row::{RowConverter, Rows, SortField};
 use hashbrown::HashTable;
 
+use super::packed_keys::{NullKeys, PackedLayout};
 use crate::error::Result;
 
 /// Multiply-fold hash for 64-bit keys: good high and low bits, two instructions.
@@ -25,6 +31,12 @@ pub fn hash_i64(v: i64) -> u64 {
     let x = (v as u64 as u128)
         .wrapping_mul(0x9E37_79B9_7F4A_7C15_u128 ^ 0x5851_F42D_4C95_7F2D_0000_0000_0000_0000);
     (x as u64) ^ ((x >> 64) as u64)
+}
+
+/// Hash of a packed key: both halves folded through [`hash_i64`].
+#[inline(always)]
+pub fn hash_u128(v: u128) -> u64 {
+    hash_i64((v as u64 ^ hash_i64((v >> 64) as i64).rotate_left(29)) as i64)
 }
 
 const NULL_HASH: u64 = 0x2545_F491_4F6C_DD1D;
@@ -48,6 +60,8 @@ pub fn is_int_key(t: &DataType) -> bool {
 pub enum KeyEncoder {
     /// A single integer-like key, as `i64`.
     Int,
+    /// Packed into a `u128` while every value fits, byte rows otherwise.
+    Packed(PackedLayout, RowConverter),
     /// Anything else, as byte rows.
     Rows(RowConverter),
 }
@@ -56,22 +70,29 @@ pub enum KeyEncoder {
 pub enum KeyBatch {
     /// `i64` values with validity.
     Int(ScalarBuffer<i64>, Option<NullBuffer>),
+    /// Packed keys; `nulls` marks rows that match nothing (join keys only).
+    Packed(Vec<u128>, Option<NullBuffer>),
     /// Byte rows; `nulls` marks rows where any key is null.
     Rows(Rows, Option<NullBuffer>),
 }
 
 impl KeyEncoder {
-    /// Picks the encoding for keys of these types.
-    pub fn new(types: &[DataType]) -> Result<Self> {
+    /// Picks the encoding for keys of these types; `nulls` says whether null
+    /// keys group together or match nothing.
+    pub fn new(types: &[DataType], nulls: NullKeys) -> Result<Self> {
         if types.len() == 1 && is_int_key(&types[0]) {
-            Ok(KeyEncoder::Int)
-        } else {
-            let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
-            Ok(KeyEncoder::Rows(RowConverter::new(fields)?))
+            return Ok(KeyEncoder::Int);
         }
+        let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+        let rows = RowConverter::new(fields)?;
+        Ok(match PackedLayout::new(types, nulls) {
+            Some(layout) => KeyEncoder::Packed(layout, rows),
+            None => KeyEncoder::Rows(rows),
+        })
     }
 
-    /// Encodes one batch of key columns and computes their hashes.
+    /// Encodes one batch of key columns and computes their hashes, packed
+    /// when every key fits.
     pub fn encode(&self, keys: &[ArrayRef], hashes: &mut Vec<u64>) -> Result<KeyBatch> {
         hashes.clear();
         match self {
@@ -89,16 +110,78 @@ impl KeyEncoder {
                 }
                 Ok(KeyBatch::Int(v, nulls))
             }
-            KeyEncoder::Rows(conv) => {
-                let rows = conv.convert_columns(keys)?;
-                hashes.extend(rows.iter().map(|r| hash_bytes(r.as_ref())));
-                let nulls = keys.iter().fold(None::<NullBuffer>, |acc, k| {
-                    NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref())
-                });
-                Ok(KeyBatch::Rows(rows, nulls))
+            KeyEncoder::Packed(layout, conv) => {
+                let mut packed = Vec::new();
+                match layout.encode(keys, &mut packed, false)? {
+                    Some(nulls) => {
+                        hashes.extend(packed.iter().map(|&k| hash_u128(k)));
+                        Ok(KeyBatch::Packed(packed, nulls))
+                    }
+                    None => encode_rows(conv, keys, hashes),
+                }
             }
+            KeyEncoder::Rows(conv) => encode_rows(conv, keys, hashes),
         }
     }
+
+    /// Encodes keys to insert into `table`: byte rows for a table that has
+    /// moved to them, packed when every key fits otherwise.
+    pub fn encode_to_insert(
+        &self,
+        table: &GroupTable,
+        keys: &[ArrayRef],
+        hashes: &mut Vec<u64>,
+    ) -> Result<KeyBatch> {
+        match (self, table) {
+            (KeyEncoder::Packed(_, conv), GroupTable::Rows { .. }) => {
+                hashes.clear();
+                encode_rows(conv, keys, hashes)
+            }
+            _ => self.encode(keys, hashes),
+        }
+    }
+
+    /// Encodes keys to look up in `table`, in its form: for a packed table,
+    /// a key too long to pack becomes null, as it equals no key there.
+    pub fn encode_to_probe(
+        &self,
+        table: &GroupTable,
+        keys: &[ArrayRef],
+        hashes: &mut Vec<u64>,
+    ) -> Result<KeyBatch> {
+        match (self, table) {
+            (KeyEncoder::Packed(_, conv), GroupTable::Rows { .. }) => {
+                hashes.clear();
+                encode_rows(conv, keys, hashes)
+            }
+            (KeyEncoder::Packed(layout, _), GroupTable::Packed { .. }) => {
+                hashes.clear();
+                let mut packed = Vec::new();
+                let nulls = layout
+                    .encode(keys, &mut packed, true)?
+                    .expect("overflowing keys become null");
+                hashes.extend(packed.iter().map(|&k| hash_u128(k)));
+                Ok(KeyBatch::Packed(packed, nulls))
+            }
+            _ => self.encode(keys, hashes),
+        }
+    }
+
+    fn converter(&self) -> &RowConverter {
+        match self {
+            KeyEncoder::Packed(_, conv) | KeyEncoder::Rows(conv) => conv,
+            KeyEncoder::Int => unreachable!("integer keys have no row converter"),
+        }
+    }
+}
+
+fn encode_rows(conv: &RowConverter, keys: &[ArrayRef], hashes: &mut Vec<u64>) -> Result<KeyBatch> {
+    let rows = conv.convert_columns(keys)?;
+    hashes.extend(rows.iter().map(|r| hash_bytes(r.as_ref())));
+    let nulls = keys.iter().fold(None::<NullBuffer>, |acc, k| {
+        NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref())
+    });
+    Ok(KeyBatch::Rows(rows, nulls))
 }
 
 impl KeyBatch {
@@ -106,7 +189,9 @@ impl KeyBatch {
     #[inline]
     pub fn is_null(&self, i: usize) -> bool {
         match self {
-            KeyBatch::Int(_, n) | KeyBatch::Rows(_, n) => n.as_ref().is_some_and(|n| n.is_null(i)),
+            KeyBatch::Int(_, n) | KeyBatch::Packed(_, n) | KeyBatch::Rows(_, n) => {
+                n.as_ref().is_some_and(|n| n.is_null(i))
+            }
         }
     }
 }
@@ -121,6 +206,12 @@ pub enum GroupTable {
         keys: Vec<i64>,
         null_group: Option<u32>,
     },
+    /// Packed keys, stored inline with their group id.
+    Packed {
+        table: HashTable<(u128, u32)>,
+        /// Key of each group, in group order.
+        keys: Vec<u128>,
+    },
     /// Byte-row keys: the table holds group ids; keys live in one buffer.
     Rows {
         table: HashTable<u32>,
@@ -131,7 +222,8 @@ pub enum GroupTable {
 }
 
 impl GroupTable {
-    /// An empty table for keys encoded by `encoder`.
+    /// An empty table for keys encoded by `encoder` (packed ones, where the
+    /// encoder packs).
     pub fn new(encoder: &KeyEncoder) -> Self {
         match encoder {
             KeyEncoder::Int => GroupTable::Int {
@@ -139,19 +231,71 @@ impl GroupTable {
                 keys: Vec::new(),
                 null_group: None,
             },
-            KeyEncoder::Rows(_) => GroupTable::Rows {
+            KeyEncoder::Packed(..) => GroupTable::Packed {
                 table: HashTable::new(),
-                hashes: Vec::new(),
-                data: Vec::new(),
-                offsets: vec![0],
+                keys: Vec::new(),
             },
+            KeyEncoder::Rows(_) => Self::new_rows(),
         }
+    }
+
+    fn new_rows() -> Self {
+        GroupTable::Rows {
+            table: HashTable::new(),
+            hashes: Vec::new(),
+            data: Vec::new(),
+            offsets: vec![0],
+        }
+    }
+
+    /// An empty table for keys in the form of `keys`.
+    pub fn for_batch(encoder: &KeyEncoder, keys: &KeyBatch) -> Self {
+        match keys {
+            KeyBatch::Rows(..) => Self::new_rows(),
+            _ => Self::new(encoder),
+        }
+    }
+
+    /// An empty table in the same form as `other`.
+    pub fn new_like(encoder: &KeyEncoder, other: &GroupTable) -> Self {
+        match other {
+            GroupTable::Rows { .. } => Self::new_rows(),
+            _ => Self::new(encoder),
+        }
+    }
+
+    /// True if the table holds byte-row keys.
+    pub fn is_rows(&self) -> bool {
+        matches!(self, GroupTable::Rows { .. })
+    }
+
+    /// Moves a packed table to byte rows, keeping every group's id; other
+    /// tables are left as they are.
+    pub fn into_rows(&mut self, encoder: &KeyEncoder) -> Result<()> {
+        let GroupTable::Packed { keys, .. } = self else {
+            return Ok(());
+        };
+        let KeyEncoder::Packed(layout, conv) = encoder else {
+            unreachable!("packed table built by another encoder")
+        };
+        let columns = layout.decode(keys)?;
+        let mut hashes = Vec::with_capacity(keys.len());
+        let KeyBatch::Rows(rows, _) = encode_rows(conv, &columns, &mut hashes)? else {
+            unreachable!("encode_rows returns rows")
+        };
+        let mut rows_table = Self::new_rows();
+        for (i, &h) in hashes.iter().enumerate() {
+            rows_table.insert_bytes(rows.row(i).as_ref(), h);
+        }
+        *self = rows_table;
+        Ok(())
     }
 
     /// Number of groups so far.
     pub fn len(&self) -> usize {
         match self {
             GroupTable::Int { keys, .. } => keys.len(),
+            GroupTable::Packed { keys, .. } => keys.len(),
             GroupTable::Rows { hashes, .. } => hashes.len(),
         }
     }
@@ -173,13 +317,27 @@ impl GroupTable {
                     self.insert_int(a[i], hash)
                 }
             }
+            KeyBatch::Packed(keys, _) => self.insert_packed(keys[i], hash),
             KeyBatch::Rows(rows, _) => self.insert_bytes(rows.row(i).as_ref(), hash),
         }
     }
 
     /// Appends the group of every row of `keys` to `groups` (creating new
     /// groups), one match on the encoding per batch rather than per row.
-    pub fn insert_batch(&mut self, keys: &KeyBatch, hashes: &[u64], groups: &mut Vec<u32>) {
+    ///
+    /// A packed table given byte rows (a key too long to pack) moves to byte
+    /// rows first; `keys` must otherwise be in the table's form
+    /// ([`KeyEncoder::encode_to_insert`]).
+    pub fn insert_batch(
+        &mut self,
+        encoder: &KeyEncoder,
+        keys: &KeyBatch,
+        hashes: &[u64],
+        groups: &mut Vec<u32>,
+    ) -> Result<()> {
+        if matches!(keys, KeyBatch::Rows(..)) {
+            self.into_rows(encoder)?;
+        }
         match keys {
             KeyBatch::Int(values, nulls) => {
                 // Runs of equal keys (sorted or clustered input) reuse the
@@ -199,6 +357,17 @@ impl GroupTable {
                     groups.push(g);
                 }
             }
+            KeyBatch::Packed(values, _) => {
+                let mut prev: Option<(u128, u32)> = None;
+                for (&k, &h) in values.iter().zip(hashes) {
+                    let g = match prev {
+                        Some((pk, pg)) if pk == k => pg,
+                        _ => self.insert_packed(k, h),
+                    };
+                    prev = Some((k, g));
+                    groups.push(g);
+                }
+            }
             KeyBatch::Rows(rows, _) => {
                 groups.extend(
                     hashes
@@ -206,6 +375,23 @@ impl GroupTable {
                         .enumerate()
                         .map(|(i, &h)| self.insert_bytes(rows.row(i).as_ref(), h)),
                 );
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn insert_packed(&mut self, k: u128, hash: u64) -> u32 {
+        let GroupTable::Packed { table, keys } = self else {
+            unreachable!("key batch encoded by another encoder")
+        };
+        match table.entry(hash, |&(key, _)| key == k, |&(key, _)| hash_u128(key)) {
+            hashbrown::hash_table::Entry::Occupied(o) => o.get().1,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                let next = keys.len() as u32;
+                v.insert((k, next));
+                keys.push(k);
+                next
             }
         }
     }
@@ -281,6 +467,7 @@ impl GroupTable {
                     hash_i64(keys[g as usize])
                 }
             }
+            GroupTable::Packed { keys, .. } => hash_u128(keys[g as usize]),
             GroupTable::Rows { hashes, .. } => hashes[g as usize],
         }
     }
@@ -298,6 +485,10 @@ impl GroupTable {
                     let k = keys[g as usize];
                     self.insert_int(k, hash_i64(k))
                 }
+            }
+            GroupTable::Packed { keys, .. } => {
+                let k = keys[g as usize];
+                self.insert_packed(k, hash_u128(k))
             }
             GroupTable::Rows {
                 hashes,
@@ -329,7 +520,19 @@ impl GroupTable {
                 let values = arrow::array::Int64Array::new(keys.clone().into(), nulls);
                 Ok(vec![arrow::compute::cast(&values, &types[0])?])
             }
-            (GroupTable::Rows { data, offsets, .. }, KeyEncoder::Rows(conv)) => {
+            (GroupTable::Packed { keys, .. }, KeyEncoder::Packed(layout, _)) => {
+                let columns = layout.decode(keys)?;
+                columns
+                    .iter()
+                    .zip(types)
+                    .map(|(c, t)| super::cast_if_needed(c, t))
+                    .collect()
+            }
+            (
+                GroupTable::Rows { data, offsets, .. },
+                KeyEncoder::Rows(_) | KeyEncoder::Packed(..),
+            ) => {
+                let conv = encoder.converter();
                 let parser = conv.parser();
                 let rows = offsets.windows(2).map(|w| parser.parse(&data[w[0]..w[1]]));
                 Ok(conv.convert_rows(rows)?)
@@ -346,6 +549,10 @@ impl GroupTable {
         }
         match (self, keys) {
             (GroupTable::Int { table, .. }, KeyBatch::Int(a, _)) => {
+                let k = a[i];
+                table.find(hash, |&(key, _)| key == k).map(|&(_, g)| g)
+            }
+            (GroupTable::Packed { table, .. }, KeyBatch::Packed(a, _)) => {
                 let k = a[i];
                 table.find(hash, |&(key, _)| key == k).map(|&(_, g)| g)
             }
@@ -379,15 +586,17 @@ mod tests {
 
     fn groups(keys: Vec<ArrayRef>) -> Vec<u32> {
         let types: Vec<DataType> = keys.iter().map(|k| k.data_type().clone()).collect();
-        let enc = KeyEncoder::new(&types).unwrap();
-        let mut table = GroupTable::new(&enc);
+        let enc = KeyEncoder::new(&types, NullKeys::Group).unwrap();
         let mut hashes = Vec::new();
         let kb = enc.encode(&keys, &mut hashes).unwrap();
+        let mut table = GroupTable::for_batch(&enc, &kb);
         let one_by_one: Vec<u32> = (0..hashes.len())
             .map(|i| table.find_or_insert(&kb, hashes[i], i))
             .collect();
         let mut batched = Vec::new();
-        GroupTable::new(&enc).insert_batch(&kb, &hashes, &mut batched);
+        GroupTable::new(&enc)
+            .insert_batch(&enc, &kb, &hashes, &mut batched)
+            .unwrap();
         assert_eq!(one_by_one, batched);
         one_by_one
     }
@@ -414,7 +623,7 @@ mod tests {
     #[test]
     fn null_keys_never_match_in_find() {
         let a: ArrayRef = Arc::new(Int32Array::from(vec![None, Some(1)]));
-        let enc = KeyEncoder::new(&[DataType::Int32]).unwrap();
+        let enc = KeyEncoder::new(&[DataType::Int32], NullKeys::NeverMatch).unwrap();
         let mut t = GroupTable::new(&enc);
         let mut h = Vec::new();
         let kb = enc.encode(&[a], &mut h).unwrap();
@@ -422,5 +631,67 @@ mod tests {
         t.find_or_insert(&kb, h[1], 1);
         assert_eq!(t.find(&kb, h[0], 0), None);
         assert_eq!(t.find(&kb, h[1], 1), Some(1));
+    }
+
+    #[test]
+    fn a_packed_table_moves_to_rows_keeping_its_group_ids() {
+        let enc = KeyEncoder::new(&[DataType::Utf8], NullKeys::Group).unwrap();
+        let mut table = GroupTable::new(&enc);
+        let (mut hashes, mut groups) = (Vec::new(), Vec::new());
+        let batches: [ArrayRef; 2] = [
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                Some("b"),
+                Some("a"),
+                None,
+            ])),
+            Arc::new(StringArray::from(vec![
+                Some("a string too long to pack"),
+                Some("b"),
+                None,
+            ])),
+        ];
+        for keys in batches {
+            let kb = enc.encode_to_insert(&table, &[keys], &mut hashes).unwrap();
+            table.insert_batch(&enc, &kb, &hashes, &mut groups).unwrap();
+        }
+        assert!(table.is_rows());
+        assert_eq!(groups, vec![0, 1, 0, 2, 3, 1, 2]);
+        let keys = table.key_columns(&enc, &[DataType::Utf8]).unwrap();
+        let want: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("a"),
+            Some("b"),
+            None,
+            Some("a string too long to pack"),
+        ]));
+        assert_eq!(keys[0].as_ref(), want.as_ref());
+    }
+
+    #[test]
+    fn probe_keys_too_long_for_a_packed_table_match_nothing() {
+        let enc =
+            KeyEncoder::new(&[DataType::Utf8, DataType::Int32], NullKeys::NeverMatch).unwrap();
+        let build: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec!["x", "yy"])),
+            Arc::new(Int32Array::from(vec![1, 2])),
+        ];
+        let mut h = Vec::new();
+        let kb = enc.encode(&build, &mut h).unwrap();
+        let mut t = GroupTable::for_batch(&enc, &kb);
+        assert!(!t.is_rows());
+        for (i, &hash) in h.iter().enumerate() {
+            t.find_or_insert(&kb, hash, i);
+        }
+        let probe: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec![
+                "yy",
+                "a much longer probe string",
+                "x",
+            ])),
+            Arc::new(Int32Array::from(vec![2, 1, 2])),
+        ];
+        let pb = enc.encode_to_probe(&t, &probe, &mut h).unwrap();
+        let found: Vec<Option<u32>> = (0..3).map(|i| t.find(&pb, h[i], i)).collect();
+        assert_eq!(found, vec![Some(1), None, None]);
     }
 }

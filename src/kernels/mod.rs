@@ -5,6 +5,7 @@ pub mod accumulators;
 pub mod eval;
 pub mod fused;
 pub mod hash_table;
+pub mod packed_keys;
 pub mod strings;
 
 use arrow::array::ArrayRef;

@@ -147,6 +147,9 @@ pub enum PhysicalPlan {
         partition_by: Vec<PhysicalExpr>,
         /// Order within partitions.
         order_by: Vec<(PhysicalExpr, SortOptions)>,
+        /// Keep only the first rows of each partition in window order (set
+        /// for `row_number() … <= k` filters: a top-k per partition).
+        limit: Option<usize>,
         /// Output schema (input + the new column).
         schema: SchemaRef,
     },
@@ -373,11 +376,13 @@ impl PhysicalPlan {
                 func,
                 partition_by,
                 order_by,
+                limit,
                 ..
             } => {
                 let o: Vec<String> = order_by.iter().map(|(e, _)| e.to_string()).collect();
+                let top = limit.map_or(String::new(), |k| format!(" limit={k} per partition"));
                 format!(
-                    "Window {}() partition=[{}] order=[{}]",
+                    "Window {}() partition=[{}] order=[{}]{top}",
                     func.name(),
                     list(partition_by),
                     o.join(", ")

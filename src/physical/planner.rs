@@ -1,5 +1,6 @@
 //! Logical → physical: resolves expressions, fuses streaming steps into
-//! pipelines, turns `sort + slice` into top-k, and picks join build sides.
+//! pipelines, turns `sort + slice` into top-k (and a `row_number() <= k`
+//! filter into a top-k per partition), and picks join build sides.
 
 use std::sync::Arc;
 
@@ -10,6 +11,56 @@ use super::{AggregateExpr, BuildSide, PhysicalPlan, Stage};
 use crate::error::{Result, SlothError};
 use crate::expr::{Expr, common_type};
 use crate::plan::{JoinType, LogicalPlan, join_schema};
+
+/// `k` when `predicate` over `input` keeps only rows with
+/// `row_number() <= k` of the last window function `input` computes (the
+/// outermost physical window), so that window can keep just the first `k`
+/// rows of each partition.
+fn row_number_limit(input: &LogicalPlan, predicate: &Expr) -> Option<usize> {
+    let LogicalPlan::Window { exprs, .. } = input else {
+        return None;
+    };
+    let last = exprs.last()?;
+    if !matches!(
+        last.unalias(),
+        Expr::Window {
+            func: crate::expr::WindowFunc::RowNumber,
+            ..
+        }
+    ) {
+        return None;
+    }
+    let name = last.output_name();
+    predicate
+        .clone()
+        .split_conjunction()
+        .iter()
+        .filter_map(|c| {
+            let Expr::Binary { left, op, right } = c else {
+                return None;
+            };
+            use crate::expr::Operator::*;
+            let (column, op, bound) = match (left.as_ref(), right.as_ref()) {
+                (Expr::Column(c), Expr::Literal(v)) => (c, *op, v),
+                (Expr::Literal(v), Expr::Column(c)) => (c, op.swap()?, v),
+                _ => return None,
+            };
+            let crate::expr::ScalarValue::Int64(Some(bound)) = bound else {
+                return None;
+            };
+            if *column != name {
+                return None;
+            }
+            let k = match op {
+                LtEq => *bound,
+                Lt => bound - 1,
+                Eq => *bound,
+                _ => return None,
+            };
+            usize::try_from(k.max(0)).ok()
+        })
+        .min()
+}
 
 /// Plans `plan` for execution.
 pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
@@ -34,7 +85,13 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
             }
         }
         LogicalPlan::Filter { input, predicate } => {
-            let child = create_physical_plan(input)?;
+            let mut child = create_physical_plan(input)?;
+            if let (Some(k), PhysicalPlan::Window { limit, .. }) =
+                (row_number_limit(input, predicate), &mut child)
+            {
+                // The filter stays; the window just drops what it would drop.
+                *limit = Some(k);
+            }
             let p = PhysicalExpr::compile(predicate, &*input.schema()?)?;
             push_stage(child, Stage::Filter(p), schema)
         }
@@ -197,6 +254,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                     func: *func,
                     partition_by,
                     order_by,
+                    limit: None,
                     schema: Arc::new(arrow::datatypes::Schema::new(fields.clone())),
                 };
             }

@@ -267,6 +267,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
             func,
             partition_by,
             order_by,
+            limit,
             schema,
             ..
         } => PhysicalPlan::Window {
@@ -274,6 +275,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
             func: *func,
             partition_by: partition_by.clone(),
             order_by: order_by.clone(),
+            limit: *limit,
             schema: schema.clone(),
         },
     })

@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
+use crate::kernels::packed_keys::NullKeys;
 use crate::physical::AggregateExpr;
 use crate::physical::expr::PhysicalExpr;
 
@@ -75,8 +76,8 @@ impl Spec<'_> {
                     .iter()
                     .map(|k| evaluate_array(k, batch))
                     .collect::<Result<Vec<_>>>()?;
-                let encoded = encoder.encode(&keys, &mut p.hashes)?;
-                table.insert_batch(&encoded, &p.hashes, &mut p.groups);
+                let encoded = encoder.encode_to_insert(table, &keys, &mut p.hashes)?;
+                table.insert_batch(encoder, &encoded, &p.hashes, &mut p.groups)?;
             }
             _ => p.groups.resize(n, 0),
         }
@@ -99,6 +100,14 @@ impl Spec<'_> {
     /// Merges the groups of `partials` whose hash falls in `partition`.
     fn merge(&self, partials: &[Partial], partition: usize, partitions: usize) -> Result<Partial> {
         let mut out = self.partial()?;
+        // Partials share one key form (see `hash_aggregate`).
+        if let (Some(mine), Some(theirs), Some(e)) = (
+            &mut out.table,
+            partials.first().and_then(|p| p.table.as_ref()),
+            &self.encoder,
+        ) {
+            *mine = GroupTable::new_like(e, theirs);
+        }
         let (mut src, mut dst) = (Vec::new(), Vec::new());
         for p in partials {
             src.clear();
@@ -170,7 +179,7 @@ pub fn hash_aggregate(
         encoder: if keys.is_empty() {
             None
         } else {
-            Some(KeyEncoder::new(&key_types)?)
+            Some(KeyEncoder::new(&key_types, NullKeys::Group)?)
         },
         key_types,
         arg_types: aggs
@@ -191,6 +200,18 @@ pub fn hash_aggregate(
     let mut partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
     if partials.is_empty() {
         partials.push(spec.partial()?);
+    }
+    // A thread that met a key too long to pack moved to byte rows; the
+    // merge hashes every partial's keys alike, so all move.
+    if partials
+        .iter()
+        .any(|p| p.table.as_ref().is_some_and(GroupTable::is_rows))
+    {
+        for p in &mut partials {
+            if let (Some(t), Some(e)) = (&mut p.table, &spec.encoder) {
+                t.into_rows(e)?;
+            }
+        }
     }
     let total: usize = partials.iter().map(|p| spec.num_groups(p)).sum();
     let batches: Vec<RecordBatch> = if partials.len() == 1 {

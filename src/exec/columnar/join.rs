@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use crate::error::Result;
 use crate::kernels::eval::{evaluate_array, evaluate_mask};
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
+use crate::kernels::packed_keys::NullKeys;
 use crate::physical::BuildSide;
 use crate::physical::expr::PhysicalExpr;
 use crate::plan::{JoinType, join_schema};
@@ -111,7 +112,7 @@ impl<'a> JoinTable<'a> {
         let batch = concat_batches(&build.schema, &build.batches)?;
         // Chain rows per key, first row first.
         let key_types: Vec<DataType> = build.keys.iter().map(|k| k.data_type.clone()).collect();
-        let encoder = KeyEncoder::new(&key_types)?;
+        let encoder = KeyEncoder::new(&key_types, NullKeys::NeverMatch)?;
         let key_arrays = build
             .keys
             .iter()
@@ -119,7 +120,7 @@ impl<'a> JoinTable<'a> {
             .collect::<Result<Vec<_>>>()?;
         let mut hashes = Vec::new();
         let encoded = encoder.encode(&key_arrays, &mut hashes)?;
-        let mut table = GroupTable::new(&encoder);
+        let mut table = GroupTable::for_batch(&encoder, &encoded);
         let mut next = vec![NONE; batch.num_rows()];
         let mut head: Vec<u32> = Vec::new();
         for i in (0..batch.num_rows()).rev() {
@@ -165,7 +166,9 @@ impl<'a> JoinTable<'a> {
             .map(|k| evaluate_array(k, batch))
             .collect::<Result<Vec<_>>>()?;
         let mut hashes = Vec::new();
-        let encoded_probe = self.encoder.encode(&keys, &mut hashes)?;
+        let encoded_probe = self
+            .encoder
+            .encode_to_probe(&self.table, &keys, &mut hashes)?;
         let mut probe_idx: Vec<u32> = Vec::new();
         let mut build_idx: Vec<u32> = Vec::new();
         // Semi/anti without a pair filter: the first key match decides.

@@ -17,7 +17,7 @@ pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{slice, sort};
-pub use window::window;
+pub use window::{WindowSpec, window};
 
 /// Runs one operator over its already computed inputs.
 pub fn run_operator(
@@ -83,13 +83,17 @@ pub fn run_operator(
             func,
             partition_by,
             order_by,
+            limit,
             schema,
         } => window(
             input(),
             &child.schema(),
-            *func,
-            partition_by,
-            order_by,
+            WindowSpec {
+                func: *func,
+                partition_by,
+                order_by,
+                limit: *limit,
+            },
             schema,
         ),
         PhysicalPlan::Union { schema, .. } => {

@@ -170,6 +170,7 @@ fn build(
             func,
             partition_by,
             order_by,
+            limit,
             ..
         } => metered(WindowOp {
             input: next.next().expect("input"),
@@ -177,6 +178,7 @@ fn build(
             func: *func,
             partition_by: partition_by.clone(),
             order_by: order_by.clone(),
+            limit: *limit,
             output: None,
         }),
     };

@@ -437,6 +437,8 @@ pub struct WindowOp {
     pub func: WindowFunc,
     pub partition_by: Vec<PhysicalExpr>,
     pub order_by: Vec<(PhysicalExpr, arrow::compute::SortOptions)>,
+    /// Rows kept per partition (the first, in window order).
+    pub limit: Option<usize>,
     pub output: Option<std::vec::IntoIter<Row>>,
 }
 
@@ -494,6 +496,9 @@ impl RowOperator for WindowOp {
                 if new_peer {
                     rank = row_number;
                     dense += 1;
+                }
+                if self.limit.is_some_and(|k| row_number > k as i64) {
+                    continue;
                 }
                 let mut r = keyed[i].2.clone();
                 r.push(Value::Int(match self.func {
