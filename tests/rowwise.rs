@@ -14,6 +14,13 @@ fn ctx() -> SqlContext {
     let mut c = common::tpch_context(OptimizerOptions::default());
     let x = LazyFrame::from_batches(h2o_groupby(5_000, 10).unwrap()).unwrap();
     c.register("x", x);
+    // Lineitem in 2,048-row batches: operators see many morsels per thread.
+    let (schema, batches) = sloth::datagen::tpch_table("lineitem", 0.01).unwrap();
+    let all = arrow::compute::concat_batches(&schema, &batches).unwrap();
+    c.register(
+        "lineitem_small",
+        LazyFrame::from_batches_with_schema(schema, common::split(&all, 2048)).unwrap(),
+    );
     c
 }
 
@@ -105,5 +112,22 @@ fn keys_that_stop_fitting_a_packed_key_midway_give_the_same_groups() {
     check(
         "select p_type, p_size, count(*) from part group by p_type, p_size",
         "long strings from the start",
+    );
+}
+
+#[test]
+fn high_cardinality_groups_split_into_partitions_with_the_same_results() {
+    // 60k groups: past the aggregation's split threshold (16k), so thread
+    // tables split into hash partitions and merge partition by partition.
+    check(
+        "select l_orderkey, l_linenumber, count(*), sum(l_extendedprice), min(l_shipdate) from lineitem_small group by l_orderkey, l_linenumber",
+        "split int keys",
+    );
+    // Short keys (packed) for 54k groups, then long ones: the split tables
+    // move to byte rows and are dealt out again by their new hashes.
+    let key = "case when l_orderkey < 54000 then cast(l_orderkey * 10 + l_linenumber as varchar) else l_comment end";
+    check(
+        &format!("select {key} k, count(*), avg(l_quantity) from lineitem_small group by {key}"),
+        "split, then keys too long to pack",
     );
 }

@@ -185,6 +185,11 @@ fn encode_rows(conv: &RowConverter, keys: &[ArrayRef], hashes: &mut Vec<u64>) ->
 }
 
 impl KeyBatch {
+    /// True for byte-row keys.
+    pub fn is_rows(&self) -> bool {
+        matches!(self, KeyBatch::Rows(..))
+    }
+
     /// True if any key of row `i` is null.
     #[inline]
     pub fn is_null(&self, i: usize) -> bool {
@@ -335,6 +340,19 @@ impl GroupTable {
         hashes: &[u64],
         groups: &mut Vec<u32>,
     ) -> Result<()> {
+        self.insert_rows(encoder, keys, hashes, 0..hashes.len(), groups)
+    }
+
+    /// As [`GroupTable::insert_batch`], for the rows `rows` of `keys` only
+    /// (one group appended per row, in that order).
+    pub fn insert_rows(
+        &mut self,
+        encoder: &KeyEncoder,
+        keys: &KeyBatch,
+        hashes: &[u64],
+        rows: impl Iterator<Item = usize>,
+        groups: &mut Vec<u32>,
+    ) -> Result<()> {
         if matches!(keys, KeyBatch::Rows(..)) {
             self.into_rows(encoder)?;
         }
@@ -343,15 +361,16 @@ impl GroupTable {
                 // Runs of equal keys (sorted or clustered input) reuse the
                 // previous row's group without probing.
                 let mut prev: Option<(i64, u32)> = None;
-                for (i, (&k, &h)) in values.iter().zip(hashes).enumerate() {
+                for i in rows {
                     if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
                         groups.push(self.null_group());
                         prev = None;
                         continue;
                     }
+                    let k = values[i];
                     let g = match prev {
                         Some((pk, pg)) if pk == k => pg,
-                        _ => self.insert_int(k, h),
+                        _ => self.insert_int(k, hashes[i]),
                     };
                     prev = Some((k, g));
                     groups.push(g);
@@ -359,22 +378,18 @@ impl GroupTable {
             }
             KeyBatch::Packed(values, _) => {
                 let mut prev: Option<(u128, u32)> = None;
-                for (&k, &h) in values.iter().zip(hashes) {
+                for i in rows {
+                    let k = values[i];
                     let g = match prev {
                         Some((pk, pg)) if pk == k => pg,
-                        _ => self.insert_packed(k, h),
+                        _ => self.insert_packed(k, hashes[i]),
                     };
                     prev = Some((k, g));
                     groups.push(g);
                 }
             }
-            KeyBatch::Rows(rows, _) => {
-                groups.extend(
-                    hashes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &h)| self.insert_bytes(rows.row(i).as_ref(), h)),
-                );
+            KeyBatch::Rows(r, _) => {
+                groups.extend(rows.map(|i| self.insert_bytes(r.row(i).as_ref(), hashes[i])));
             }
         }
         Ok(())

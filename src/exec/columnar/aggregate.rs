@@ -2,10 +2,15 @@
 //!
 //! 1. Each thread folds the morsels it reads into its own group table and
 //!    accumulators (keys hashed once, one table probe per row); input
-//!    batches are dropped as soon as they are folded.
+//!    batches are dropped as soon as they are folded. A table that grows
+//!    past [`SPLIT_GROUPS`] groups (high cardinality) splits into
+//!    [`PARTITIONS`] tables by key hash, and later rows are bucketed by hash
+//!    before they are folded (radix partitioning).
 //! 2. The per-thread tables are merged in parallel by hash partition: each
 //!    partition owns the keys whose hash falls in it, so no two threads touch
-//!    the same final group and no locks are taken.
+//!    the same final group and no locks are taken. Split tables merge
+//!    partition by partition into the largest thread's part, which is kept
+//!    as it is instead of being re-inserted.
 //! 3. Each partition emits its groups: keys decoded from the table, values
 //!    from the accumulators.
 
@@ -26,6 +31,14 @@ use crate::physical::expr::PhysicalExpr;
 /// Below this many groups in total the merge runs as one partition.
 const PARALLEL_GROUPS: usize = 1 << 14;
 
+/// A thread's table splits into [`PARTITIONS`] hash partitions once it
+/// holds this many groups.
+const SPLIT_GROUPS: usize = 1 << 14;
+
+/// Hash partitions of a split table (a power of two, several per core so
+/// the final merge balances).
+const PARTITIONS: usize = 32;
+
 /// What an aggregation computes, shared by all threads.
 struct Spec<'a> {
     keys: &'a [PhysicalExpr],
@@ -35,110 +48,205 @@ struct Spec<'a> {
     encoder: Option<KeyEncoder>,
 }
 
-/// One thread's groups and aggregate state.
-struct Partial {
+/// Groups and their aggregate state: a whole table, or one hash partition.
+struct Part {
     table: Option<GroupTable>,
     accs: Vec<Box<dyn Accumulator>>,
+}
+
+/// One thread's groups: one part, or [`PARTITIONS`] once it grew past
+/// [`SPLIT_GROUPS`] (high-cardinality keys: the final merge then combines
+/// each partition's parts without re-inserting one thread's groups).
+struct Partial {
+    parts: Vec<Part>,
     rows: Vec<u32>,
     groups: Vec<u32>,
     hashes: Vec<u64>,
+    /// Rows of the batch bucketed by partition, and where each bucket starts.
+    order: Vec<u32>,
+    starts: Vec<usize>,
 }
 
 impl Spec<'_> {
-    fn partial(&self) -> Result<Partial> {
+    /// An empty part whose table has the form of `like` (or the encoder's).
+    fn part(&self, like: Option<&GroupTable>) -> Result<Part> {
         let accs = self
             .aggs
             .iter()
             .zip(&self.arg_types)
             .map(|(a, t)| accumulators::create(a.func, a.distinct, t, &a.data_type))
             .collect::<Result<_>>()?;
+        let table = self.encoder.as_ref().map(|e| match like {
+            Some(t) => GroupTable::new_like(e, t),
+            None => GroupTable::new(e),
+        });
+        Ok(Part { table, accs })
+    }
+
+    fn partial(&self) -> Result<Partial> {
         Ok(Partial {
-            table: self.encoder.as_ref().map(GroupTable::new),
-            accs,
+            parts: vec![self.part(None)?],
             rows: vec![],
             groups: vec![],
             hashes: vec![],
+            order: vec![],
+            starts: vec![],
         })
     }
 
-    fn num_groups(&self, p: &Partial) -> usize {
-        p.table.as_ref().map_or(1, |t| t.len())
+    fn num_groups(part: &Part) -> usize {
+        part.table.as_ref().map_or(1, |t| t.len())
     }
 
     /// Folds one batch into `p`.
     fn update(&self, p: &mut Partial, batch: &RecordBatch) -> Result<()> {
         let n = batch.num_rows();
-        p.groups.clear();
-        match (&mut p.table, &self.encoder) {
-            (Some(table), Some(encoder)) => {
-                let keys = self
-                    .keys
+        let values = self
+            .aggs
+            .iter()
+            .zip(&self.arg_types)
+            .map(|(agg, types)| {
+                let v = agg
+                    .args
                     .iter()
-                    .map(|k| evaluate_array(k, batch))
+                    .map(|e| evaluate_array(e, batch))
                     .collect::<Result<Vec<_>>>()?;
-                let encoded = encoder.encode_to_insert(table, &keys, &mut p.hashes)?;
-                table.insert_batch(encoder, &encoded, &p.hashes, &mut p.groups)?;
+                accumulators::cast_inputs(&v, types)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let Some(encoder) = &self.encoder else {
+            p.groups.clear();
+            p.groups.resize(n, 0);
+            if p.rows.len() < n {
+                p.rows.extend(p.rows.len() as u32..n as u32);
             }
-            _ => p.groups.resize(n, 0),
+            return update_accs(&mut p.parts[0], &values, &p.rows[..n], &p.groups);
+        };
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| evaluate_array(k, batch))
+            .collect::<Result<Vec<_>>>()?;
+        let first = p.parts[0].table.as_ref().expect("keyed");
+        let first_is_rows = first.is_rows();
+        let encoded = encoder.encode_to_insert(first, &keys, &mut p.hashes)?;
+        if p.parts.len() == 1 {
+            let part = &mut p.parts[0];
+            p.groups.clear();
+            let table = part.table.as_mut().expect("keyed");
+            table.insert_batch(encoder, &encoded, &p.hashes, &mut p.groups)?;
+            if p.rows.len() < n {
+                p.rows.extend(p.rows.len() as u32..n as u32);
+            }
+            update_accs(part, &values, &p.rows[..n], &p.groups)?;
+            if table_len(part) > SPLIT_GROUPS {
+                let whole = p.parts.pop().expect("one part");
+                p.parts = self.split(whole)?;
+            }
+            return Ok(());
         }
-        if p.rows.len() < n {
-            p.rows.extend(p.rows.len() as u32..n as u32);
+        if encoded.is_rows() && !first_is_rows {
+            // Partitions follow key hashes, which change with the form.
+            let whole = self.collapse_to_rows(std::mem::take(&mut p.parts))?;
+            p.parts = self.split(whole)?;
         }
-        let num_groups = self.num_groups(p);
-        for ((acc, agg), types) in p.accs.iter_mut().zip(self.aggs).zip(&self.arg_types) {
-            let values = agg
-                .args
-                .iter()
-                .map(|e| evaluate_array(e, batch))
-                .collect::<Result<Vec<_>>>()?;
-            let values = accumulators::cast_inputs(&values, types)?;
-            acc.update(&values, &p.rows[..n], &p.groups, num_groups)?;
+        // Bucket the rows by partition (counting sort), then fold each bucket.
+        p.starts.clear();
+        p.starts.resize(PARTITIONS + 1, 0);
+        for &h in &p.hashes {
+            p.starts[partition_of(h, PARTITIONS) + 1] += 1;
+        }
+        for q in 0..PARTITIONS {
+            p.starts[q + 1] += p.starts[q];
+        }
+        p.order.resize(n, 0);
+        let mut fill = p.starts.clone();
+        for (i, &h) in p.hashes.iter().enumerate() {
+            let q = partition_of(h, PARTITIONS);
+            p.order[fill[q]] = i as u32;
+            fill[q] += 1;
+        }
+        for (q, part) in p.parts.iter_mut().enumerate() {
+            let rows = &p.order[p.starts[q]..p.starts[q + 1]];
+            if rows.is_empty() {
+                continue;
+            }
+            p.groups.clear();
+            let table = part.table.as_mut().expect("keyed");
+            table.insert_rows(
+                encoder,
+                &encoded,
+                &p.hashes,
+                rows.iter().map(|&r| r as usize),
+                &mut p.groups,
+            )?;
+            update_accs(part, &values, rows, &p.groups)?;
         }
         Ok(())
     }
 
-    /// Merges the groups of `partials` whose hash falls in `partition`.
-    fn merge(&self, partials: &[Partial], partition: usize, partitions: usize) -> Result<Partial> {
-        let mut out = self.partial()?;
-        // Partials share one key form (see `hash_aggregate`).
-        if let (Some(mine), Some(theirs), Some(e)) = (
-            &mut out.table,
-            partials.first().and_then(|p| p.table.as_ref()),
-            &self.encoder,
-        ) {
-            *mine = GroupTable::new_like(e, theirs);
-        }
+    /// Adds the groups of `theirs` whose hash falls in `partition` (all when
+    /// `partitions` is 1) to `mine`.
+    fn merge_into(
+        &self,
+        mine: &mut Part,
+        theirs: &Part,
+        partition: usize,
+        partitions: usize,
+    ) -> Result<()> {
         let (mut src, mut dst) = (Vec::new(), Vec::new());
-        for p in partials {
-            src.clear();
-            dst.clear();
-            match (&mut out.table, &p.table) {
-                (Some(table), Some(theirs)) => {
-                    for g in 0..theirs.len() as u32 {
-                        if partitions > 1
-                            && partition_of(theirs.hash_of(g), partitions) != partition
-                        {
-                            continue;
-                        }
-                        src.push(g);
-                        dst.push(table.insert_group_from(theirs, g));
+        match (&mut mine.table, &theirs.table) {
+            (Some(table), Some(their_table)) => {
+                for g in 0..their_table.len() as u32 {
+                    if partitions > 1
+                        && partition_of(their_table.hash_of(g), partitions) != partition
+                    {
+                        continue;
                     }
-                }
-                _ => {
-                    src.push(0);
-                    dst.push(0);
+                    src.push(g);
+                    dst.push(table.insert_group_from(their_table, g));
                 }
             }
-            let n = self.num_groups(&out);
-            for (mine, theirs) in out.accs.iter_mut().zip(&p.accs) {
-                mine.merge(theirs.as_ref(), &src, &dst, n)?;
+            _ => {
+                src.push(0);
+                dst.push(0);
             }
         }
-        Ok(out)
+        let n = Self::num_groups(mine);
+        for (m, t) in mine.accs.iter_mut().zip(&theirs.accs) {
+            m.merge(t.as_ref(), &src, &dst, n)?;
+        }
+        Ok(())
     }
 
-    fn emit(&self, mut p: Partial, schema: &SchemaRef) -> Result<RecordBatch> {
-        let n = self.num_groups(&p);
+    /// `whole`'s groups dealt into [`PARTITIONS`] parts by hash.
+    fn split(&self, whole: Part) -> Result<Vec<Part>> {
+        (0..PARTITIONS)
+            .map(|q| {
+                let mut part = self.part(whole.table.as_ref())?;
+                self.merge_into(&mut part, &whole, q, PARTITIONS)?;
+                Ok(part)
+            })
+            .collect()
+    }
+
+    /// All of `parts` in one part, with byte-row keys (where keys are not
+    /// integers).
+    fn collapse_to_rows(&self, mut parts: Vec<Part>) -> Result<Part> {
+        if let Some(e) = &self.encoder {
+            for part in &mut parts {
+                part.table.as_mut().expect("keyed").into_rows(e)?;
+            }
+        }
+        let mut whole = self.part(parts[0].table.as_ref())?;
+        for part in &parts {
+            self.merge_into(&mut whole, part, 0, 1)?;
+        }
+        Ok(whole)
+    }
+
+    fn emit(&self, mut p: Part, schema: &SchemaRef) -> Result<RecordBatch> {
+        let n = Self::num_groups(&p);
         let mut columns: Vec<ArrayRef> = match (&p.table, &self.encoder) {
             (Some(t), Some(e)) => t.key_columns(e, &self.key_types)?,
             _ => vec![],
@@ -157,6 +265,23 @@ impl Spec<'_> {
             &options,
         )?)
     }
+}
+
+fn table_len(part: &Part) -> usize {
+    part.table.as_ref().map_or(0, GroupTable::len)
+}
+
+fn update_accs(
+    part: &mut Part,
+    values: &[Vec<ArrayRef>],
+    rows: &[u32],
+    groups: &[u32],
+) -> Result<()> {
+    let n = Spec::num_groups(part);
+    for (acc, v) in part.accs.iter_mut().zip(values) {
+        acc.update(v, rows, groups, n)?;
+    }
+    Ok(())
 }
 
 #[inline]
@@ -190,46 +315,108 @@ pub fn hash_aggregate(
             })
             .collect(),
     };
-    let partials: Vec<Result<Partial>> = input.fold(
+    let partials: Vec<Result<Partial>> = input.fold_per_thread(
         || spec.partial(),
         |p, batch| match p {
             Ok(p) => spec.update(p, &batch),
             Err(_) => Ok(()),
         },
     )?;
-    let mut partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
-    if partials.is_empty() {
-        partials.push(spec.partial()?);
+    let partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
+    let mut parts: Vec<Vec<Part>> = partials.into_iter().map(|p| p.parts).collect();
+    if parts.is_empty() {
+        parts.push(vec![spec.part(None)?]);
     }
-    // A thread that met a key too long to pack moved to byte rows; the
-    // merge hashes every partial's keys alike, so all move.
-    if partials
-        .iter()
-        .any(|p| p.table.as_ref().is_some_and(GroupTable::is_rows))
-    {
-        for p in &mut partials {
-            if let (Some(t), Some(e)) = (&mut p.table, &spec.encoder) {
-                t.into_rows(e)?;
+    let batches = if parts.iter().any(|p| p.len() > 1) {
+        merge_partitioned(&spec, parts, schema)?
+    } else {
+        let mut wholes: Vec<Part> = parts.into_iter().flatten().collect();
+        // A thread that met a key too long to pack moved to byte rows; the
+        // merge hashes every table's keys alike, so all move.
+        if wholes
+            .iter()
+            .any(|p| p.table.as_ref().is_some_and(GroupTable::is_rows))
+        {
+            for p in &mut wholes {
+                if let (Some(t), Some(e)) = (&mut p.table, &spec.encoder) {
+                    t.into_rows(e)?;
+                }
             }
         }
-    }
-    let total: usize = partials.iter().map(|p| spec.num_groups(p)).sum();
-    let batches: Vec<RecordBatch> = if partials.len() == 1 {
-        vec![spec.emit(partials.pop().expect("one partial"), schema)?]
-    } else {
-        let partitions = if keys.is_empty() || total < PARALLEL_GROUPS {
-            1
+        let total: usize = wholes.iter().map(Spec::num_groups).sum();
+        if wholes.len() == 1 {
+            vec![spec.emit(wholes.pop().expect("one part"), schema)?]
         } else {
-            rayon::current_num_threads() * 2
-        };
-        let partials = &partials;
-        (0..partitions)
-            .into_par_iter()
-            .map(|p| spec.emit(spec.merge(partials, p, partitions)?, schema))
-            .collect::<Result<_>>()?
+            let partitions = if keys.is_empty() || total < PARALLEL_GROUPS {
+                1
+            } else {
+                rayon::current_num_threads() * 2
+            };
+            let wholes = &wholes;
+            (0..partitions)
+                .into_par_iter()
+                .map(|q| {
+                    let mut out = spec.part(wholes[0].table.as_ref())?;
+                    for w in wholes {
+                        spec.merge_into(&mut out, w, q, partitions)?;
+                    }
+                    spec.emit(out, schema)
+                })
+                .collect::<Result<_>>()?
+        }
     };
     Ok(batches
         .into_iter()
         .filter(|b| b.num_rows() > 0 || keys.is_empty())
         .collect())
+}
+
+/// Final merge when some thread split its table: every thread's groups in
+/// the same [`PARTITIONS`] parts (splitting whole tables, moving all to byte
+/// rows if one did), then each partition merged into its largest part, in
+/// parallel.
+fn merge_partitioned(
+    spec: &Spec<'_>,
+    parts: Vec<Vec<Part>>,
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let any_rows = parts
+        .iter()
+        .flatten()
+        .any(|p| p.table.as_ref().is_some_and(GroupTable::is_rows));
+    let mut by_thread: Vec<Vec<Part>> = parts
+        .into_iter()
+        .map(|thread| {
+            let packed = thread
+                .iter()
+                .any(|p| p.table.as_ref().is_some_and(|t| !t.is_rows()));
+            if any_rows && packed {
+                spec.split(spec.collapse_to_rows(thread)?)
+            } else if thread.len() == 1 {
+                spec.split(thread.into_iter().next().expect("one part"))
+            } else {
+                Ok(thread)
+            }
+        })
+        .collect::<Result<_>>()?;
+    // Transpose: partition q's parts from every thread.
+    let mut by_partition: Vec<Vec<Part>> = (0..PARTITIONS).map(|_| Vec::new()).collect();
+    for thread in &mut by_thread {
+        for (q, part) in thread.drain(..).enumerate() {
+            by_partition[q].push(part);
+        }
+    }
+    by_partition
+        .into_par_iter()
+        .map(|mut parts| {
+            let largest = (0..parts.len())
+                .max_by_key(|&i| table_len(&parts[i]))
+                .expect("a part per thread");
+            let mut base = parts.swap_remove(largest);
+            for other in &parts {
+                spec.merge_into(&mut base, other, 0, 1)?;
+            }
+            spec.emit(base, schema)
+        })
+        .collect()
 }

@@ -60,6 +60,58 @@ impl MorselInput {
         })
     }
 
+    /// Folds every batch into one state per worker thread (made by `init`
+    /// on the thread's first batch); returns the states in no particular
+    /// order. Unlike [`MorselInput::fold`], the number of states is bounded
+    /// by the thread count, not by how rayon split the work: an aggregation
+    /// builds one table per core and merges as few.
+    pub fn fold_per_thread<T: Send>(
+        &self,
+        init: impl Fn() -> T + Sync + Send,
+        f: impl Fn(&mut T, RecordBatch) -> Result<()> + Sync + Send,
+    ) -> Result<Vec<T>> {
+        use std::sync::{Mutex, TryLockError};
+        let slots: Vec<Mutex<Option<T>>> = (0..rayon::current_num_threads().max(1))
+            .map(|_| Mutex::new(None))
+            .collect();
+        // States of units that ran while their thread's slot was taken (a
+        // worker that stole work while it waited inside a unit).
+        let extra: Mutex<Vec<T>> = Mutex::new(Vec::new());
+        let fold_unit = |state: &mut T, unit: &ScanUnit| -> Result<()> {
+            for batch in unit.read(&self.filter)? {
+                if let Some(b) = apply_stages(batch, &self.stages)? {
+                    self.rows.fetch_add(b.num_rows(), Ordering::Relaxed);
+                    f(state, b)?;
+                }
+            }
+            Ok(())
+        };
+        self.units
+            .par_iter()
+            .with_min_len(1)
+            .try_for_each(|unit| -> Result<()> {
+                let slot = rayon::current_thread_index().unwrap_or(0) % slots.len();
+                match slots[slot].try_lock() {
+                    Ok(mut state) => fold_unit(state.get_or_insert_with(&init), unit),
+                    Err(TryLockError::Poisoned(e)) => {
+                        fold_unit(e.into_inner().get_or_insert_with(&init), unit)
+                    }
+                    Err(TryLockError::WouldBlock) => {
+                        let mut state = init();
+                        fold_unit(&mut state, unit)?;
+                        extra.lock().unwrap_or_else(|e| e.into_inner()).push(state);
+                        Ok(())
+                    }
+                }
+            })?;
+        let mut states: Vec<T> = slots
+            .into_iter()
+            .filter_map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        states.extend(extra.into_inner().unwrap_or_else(|e| e.into_inner()));
+        Ok(states)
+    }
+
     /// Folds every batch into per-thread states made by `init`; returns the
     /// states in input order (the first state saw the earliest units).
     pub fn fold<T: Send>(
