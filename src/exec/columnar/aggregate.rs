@@ -21,6 +21,7 @@ use rayon::prelude::*;
 
 use super::MorselInput;
 use crate::error::Result;
+use crate::expr::AggFunc;
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
@@ -81,6 +82,14 @@ impl Spec<'_> {
             None => GroupTable::new(e),
         });
         Ok(Part { table, accs })
+    }
+
+    /// True if an aggregate depends on input order (`first`, `last`): then
+    /// partials merge in input order.
+    fn order_sensitive(&self) -> bool {
+        self.aggs
+            .iter()
+            .any(|a| matches!(a.func, AggFunc::First | AggFunc::Last))
     }
 
     fn partial(&self) -> Result<Partial> {
@@ -315,13 +324,18 @@ pub fn hash_aggregate(
             })
             .collect(),
     };
-    let partials: Vec<Result<Partial>> = input.fold_per_thread(
-        || spec.partial(),
-        |p, batch| match p {
-            Ok(p) => spec.update(p, &batch),
-            Err(_) => Ok(()),
-        },
-    )?;
+    let fold = |p: &mut Result<Partial>, batch: RecordBatch| match p {
+        Ok(p) => spec.update(p, &batch),
+        Err(_) => Ok(()),
+    };
+    // `first`/`last` need the partials in input order; the others are
+    // better served by one partial per thread.
+    let in_order = spec.order_sensitive();
+    let partials: Vec<Result<Partial>> = if in_order {
+        input.fold(|| spec.partial(), fold)?
+    } else {
+        input.fold_per_thread(|| spec.partial(), fold)?
+    };
     let partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
     let mut parts: Vec<Vec<Part>> = partials.into_iter().map(|p| p.parts).collect();
     if parts.is_empty() {
@@ -409,10 +423,16 @@ fn merge_partitioned(
     by_partition
         .into_par_iter()
         .map(|mut parts| {
-            let largest = (0..parts.len())
-                .max_by_key(|&i| table_len(&parts[i]))
-                .expect("a part per thread");
-            let mut base = parts.swap_remove(largest);
+            // The largest part is kept as it is, unless the merge must
+            // follow input order.
+            let base = if spec.order_sensitive() {
+                0
+            } else {
+                (0..parts.len())
+                    .max_by_key(|&i| table_len(&parts[i]))
+                    .expect("a part per thread")
+            };
+            let mut base = parts.remove(base);
             for other in &parts {
                 spec.merge_into(&mut base, other, 0, 1)?;
             }
