@@ -150,10 +150,6 @@ impl KeyEncoder {
         hashes: &mut Vec<u64>,
     ) -> Result<KeyBatch> {
         match (self, table) {
-            (KeyEncoder::Packed(_, conv), GroupTable::Rows { .. }) => {
-                hashes.clear();
-                encode_rows(conv, keys, hashes)
-            }
             (KeyEncoder::Packed(layout, _), GroupTable::Packed { .. }) => {
                 hashes.clear();
                 let mut packed = Vec::new();
@@ -163,7 +159,7 @@ impl KeyEncoder {
                 hashes.extend(packed.iter().map(|&k| hash_u128(k)));
                 Ok(KeyBatch::Packed(packed, nulls))
             }
-            _ => self.encode(keys, hashes),
+            _ => self.encode_to_insert(table, keys, hashes),
         }
     }
 
