@@ -171,6 +171,28 @@ impl KeyEncoder {
     }
 }
 
+/// Appends the group of each of `rows` (`group_of` finds or creates it);
+/// runs of equal keys (sorted or clustered input) reuse the previous row's
+/// group without probing.
+#[inline]
+fn push_groups<K: Copy + PartialEq>(
+    rows: impl Iterator<Item = usize>,
+    key: impl Fn(usize) -> K,
+    mut group_of: impl FnMut(K, usize) -> u32,
+    groups: &mut Vec<u32>,
+) {
+    let mut prev: Option<(K, u32)> = None;
+    for i in rows {
+        let k = key(i);
+        let g = match prev {
+            Some((pk, pg)) if pk == k => pg,
+            _ => group_of(k, i),
+        };
+        prev = Some((k, g));
+        groups.push(g);
+    }
+}
+
 fn encode_rows(conv: &RowConverter, keys: &[ArrayRef], hashes: &mut Vec<u64>) -> Result<KeyBatch> {
     let rows = conv.convert_columns(keys)?;
     hashes.extend(rows.iter().map(|r| hash_bytes(r.as_ref())));
@@ -353,37 +375,21 @@ impl GroupTable {
             self.into_rows(encoder)?;
         }
         match keys {
-            KeyBatch::Int(values, nulls) => {
-                // Runs of equal keys (sorted or clustered input) reuse the
-                // previous row's group without probing.
-                let mut prev: Option<(i64, u32)> = None;
-                for i in rows {
-                    if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
-                        groups.push(self.null_group());
-                        prev = None;
-                        continue;
-                    }
-                    let k = values[i];
-                    let g = match prev {
-                        Some((pk, pg)) if pk == k => pg,
-                        _ => self.insert_int(k, hashes[i]),
-                    };
-                    prev = Some((k, g));
-                    groups.push(g);
-                }
-            }
-            KeyBatch::Packed(values, _) => {
-                let mut prev: Option<(u128, u32)> = None;
-                for i in rows {
-                    let k = values[i];
-                    let g = match prev {
-                        Some((pk, pg)) if pk == k => pg,
-                        _ => self.insert_packed(k, hashes[i]),
-                    };
-                    prev = Some((k, g));
-                    groups.push(g);
-                }
-            }
+            KeyBatch::Int(values, nulls) => push_groups(
+                rows,
+                |i| (!nulls.as_ref().is_some_and(|n| n.is_null(i))).then(|| values[i]),
+                |k, i| match k {
+                    Some(k) => self.insert_int(k, hashes[i]),
+                    None => self.null_group(),
+                },
+                groups,
+            ),
+            KeyBatch::Packed(values, _) => push_groups(
+                rows,
+                |i| values[i],
+                |k, i| self.insert_packed(k, hashes[i]),
+                groups,
+            ),
             KeyBatch::Rows(r, _) => {
                 groups.extend(rows.map(|i| self.insert_bytes(r.row(i).as_ref(), hashes[i])));
             }
