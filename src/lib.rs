@@ -37,6 +37,7 @@ pub mod optimizer;
 pub mod physical;
 pub mod plan;
 pub mod profile;
+pub mod queries;
 pub mod sql;
 
 pub use error::{Result, SlothError};

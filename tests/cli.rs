@@ -249,3 +249,63 @@ fn profile_compares_rowwise_and_columnar() {
     assert!(json.contains("\"rows\":2"), "{json}");
     assert!(std::fs::read_to_string(svg).unwrap().starts_with("<svg"));
 }
+
+#[test]
+fn bench_runs_the_lazyframe_version_of_a_question_with_the_same_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = sloth()
+        .args([
+            "gen",
+            "h2o-groupby",
+            "--rows",
+            "2000",
+            "--groups",
+            "10",
+            "--out",
+        ])
+        .arg(dir.path().join("x.parquet"))
+        .output()
+        .unwrap();
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let query = concat!(env!("CARGO_MANIFEST_DIR"), "/queries/h2o/groupby-q02.sql");
+    let run = |api: &str| {
+        let results = dir.path().join(api);
+        let out = sloth()
+            .args(["bench", "--runs", "1", "--api", api, "--data"])
+            .arg(dir.path())
+            .arg("--results")
+            .arg(&results)
+            .arg(query)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(results.join("groupby-q02.csv")).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines.sort();
+        lines
+    };
+    let lazy = run("lazy");
+    assert!(lazy.len() > 10, "{lazy:?}");
+    assert_eq!(lazy, run("sql"));
+    // A question without a LazyFrame version: one line, exit 1.
+    let out = sloth()
+        .args(["bench", "--runs", "1", "--api", "lazy", "--data"])
+        .arg(dir.path())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/queries/h2o/nothing.sql"
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no LazyFrame version of h2o/nothing"), "{err}");
+}

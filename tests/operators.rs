@@ -122,6 +122,42 @@ fn with_columns_replaces_and_appends() {
 }
 
 #[test]
+fn select_and_with_columns_compute_windows_inside_larger_expressions() {
+    use sloth::expr::{SortKey, WindowFunc};
+    let rank = || {
+        Expr::over(
+            WindowFunc::RowNumber,
+            vec![col("k")],
+            vec![SortKey {
+                expr: col("x"),
+                descending: false,
+                nulls_last: true,
+            }],
+        )
+    };
+    let sql = || {
+        let mut ctx = sloth::sql::SqlContext::new();
+        ctx.register("p", p());
+        ctx
+    };
+    let want = sql()
+        .sql("select k, x, row_number() over (partition by k order by x nulls last) * 10 + 1 as r from p")
+        .unwrap();
+    let selected = p().select([col("k"), col("x"), (rank() * lit(10) + lit(1)).alias("r")]);
+    assert_eq!(sorted_rows(&selected), sorted_rows(&want));
+    let added = p()
+        .with_columns([(rank() * lit(10) + lit(1)).alias("r")])
+        .select([col("k"), col("x"), col("r")]);
+    assert_eq!(sorted_rows(&added), sorted_rows(&want));
+    // Un-aliased, a window keeps its own name, as in with_columns before.
+    let named = p().select([rank()]).schema().unwrap();
+    assert!(
+        named.field(0).name().starts_with("row_number()"),
+        "{named:?}"
+    );
+}
+
+#[test]
 fn when_then_otherwise_and_is_in_between() {
     let lf = p().select([
         when(col("x").lt(lit(30)))

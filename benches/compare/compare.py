@@ -8,7 +8,9 @@ engine does a warm-up run, then the timed rounds go round the engines (in a
 rotating order), so machine noise falls on all engines alike. The median of
 --runs timed runs is reported. The Python engines are long-lived workers
 driven over a pipe; sloth runs `sloth bench --runs 1` per round (a warm-up
-and one timed run in its own process).
+and one timed run in its own process). `sloth-lazy` is sloth running the
+same questions written with its LazyFrame API (`sloth bench --api lazy`,
+programs in src/queries/), for the questions that have such a version.
 """
 import argparse
 import json
@@ -217,10 +219,11 @@ class PythonEngine:
 
 
 class SlothEngine:
-    """`sloth bench --runs 1` per round: its own warm-up, then one timed run."""
+    """`sloth bench --runs 1` per round: its own warm-up, then one timed run.
+    `api` is "sql" or "lazy" (the LazyFrame programs of src/queries/)."""
 
-    def __init__(self, sloth, suite, data, out):
-        self.sloth, self.data, self.out = sloth, data, pathlib.Path(out)
+    def __init__(self, sloth, suite, data, out, api="sql"):
+        self.sloth, self.data, self.out, self.api = sloth, data, pathlib.Path(out), api
         self.out.mkdir(parents=True, exist_ok=True)
         self.files = query_names(suite)
         self.load_s = None
@@ -232,8 +235,10 @@ class SlothEngine:
         with tempfile.TemporaryDirectory() as d:
             tmp = pathlib.Path(d)
             cmd = ["/usr/bin/time", "-f", "%M", self.sloth, "bench", "--data", str(self.data), str(f), "--runs", "1",
-                   "--json", str(tmp / "t.json"), "--results", str(tmp)]
+                   "--json", str(tmp / "t.json"), "--results", str(tmp), "--api", self.api]
             p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode != 0 and "no LazyFrame version" in p.stderr:
+                return {"skipped": True}
             if p.returncode != 0:
                 return {"error": p.stderr.strip().splitlines()[0][:200] if p.stderr else "failed"}
             self.peak = max(self.peak, int(p.stderr.strip().splitlines()[-1]) / 1024)
@@ -264,21 +269,26 @@ def run_suite(suite, data, engines, runs, out, sloth):
     for e in engines:
         print(f"[{suite}] starting {e} ...", flush=True)
         dest = out / suite / e
-        live[e] = SlothEngine(sloth, suite, data, dest) if e == "sloth" else PythonEngine(e, suite, data, dest)
+        if e in ("sloth", "sloth-lazy"):
+            live[e] = SlothEngine(sloth, suite, data, dest, "lazy" if e == "sloth-lazy" else "sql")
+        else:
+            live[e] = PythonEngine(e, suite, data, dest)
     reports = {e: {"engine": e, "suite": suite, "load_s": live[e].load_s, "queries": {}} for e in engines}
     for name in query_names(suite):
         print(f"[{suite}] {name}", flush=True)
         times = {e: [] for e in engines}
         for e in engines:
             a = live[e].warm(name)
-            if "error" in a:
+            if "skipped" in a:
+                reports[e]["queries"][name] = {"skipped": True}
+            elif "error" in a:
                 reports[e]["queries"][name] = {"error": a["error"]}
             else:
                 reports[e]["queries"][name] = {"rows": a["rows"]}
         for r in range(runs):
             order = engines[r % len(engines):] + engines[:r % len(engines)]
             for e in order:
-                if "error" in reports[e]["queries"][name]:
+                if {"error", "skipped"} & reports[e]["queries"][name].keys():
                     continue
                 a = live[e].time(name)
                 if "error" in a:
@@ -286,7 +296,7 @@ def run_suite(suite, data, engines, runs, out, sloth):
                 else:
                     times[e].append(a["s"])
         for e in engines:
-            if times[e] and "error" not in reports[e]["queries"][name]:
+            if times[e] and not {"error", "skipped"} & reports[e]["queries"][name].keys():
                 reports[e]["queries"][name]["median_s"] = statistics.median(times[e])
     for e in engines:
         reports[e]["peak_rss_mb"] = live[e].close()
@@ -351,7 +361,7 @@ def main():
     ap.add_argument("--h2o")
     ap.add_argument("--h2o-join")
     ap.add_argument("--out", default=str(HERE / "results"))
-    ap.add_argument("--engines", default="sloth,duckdb,polars,datafusion,pandas")
+    ap.add_argument("--engines", default="sloth,sloth-lazy,duckdb,polars,datafusion,pandas")
     args = ap.parse_args()
     if args.worker:
         worker(*args.worker)
@@ -386,6 +396,13 @@ def main():
         base = totals.get("sloth") or float("nan")
         print("total  " + "".join(f"{totals[e]:9.3f}{'' if complete[e] else '*':1} {totals[e] / base:9.2f}x " for e in engines))
         print("peak MB" + "".join(f"{reports[e].get('peak_rss_mb', 0):>22.0f}" for e in engines))
+        if "sloth-lazy" in reports and "sloth" in reports:
+            both = [n for n in names if "median_s" in reports["sloth-lazy"]["queries"].get(n, {})
+                    and "median_s" in reports["sloth"]["queries"].get(n, {})]
+            if both:
+                lz = sum(reports["sloth-lazy"]["queries"][n]["median_s"] for n in both)
+                sq = sum(reports["sloth"]["queries"][n]["median_s"] for n in both)
+                print(f"(sloth-lazy, the LazyFrame API, on the {len(both)} questions it has: {lz:.3f} s vs {sq:.3f} s with SQL)")
         if reports.get("pandas", {}).get("load_s") is not None:
             print(f"(pandas loads its data eagerly first: {reports['pandas']['load_s']:.2f} s, not in its query times)")
         print("(* = the engine did not run every query; its total covers those it ran; ratios are engine/sloth)")

@@ -82,6 +82,10 @@ enum Command {
         /// Write each query's result as CSV into this directory.
         #[arg(long)]
         results: Option<PathBuf>,
+        /// Front end: the files' SQL, or the same questions written with the
+        /// LazyFrame API (`sloth::queries`; the file's folder and name pick one).
+        #[arg(long, value_enum, default_value = "sql")]
+        api: Api,
         #[command(flatten)]
         optimizer: OptimizerFlags,
     },
@@ -175,6 +179,12 @@ enum Gen {
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Api {
+    Sql,
+    Lazy,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -414,7 +424,7 @@ fn generate(g: Gen) -> Result<()> {
 
 fn bench(
     data: &[PathBuf],
-    queries: &[PathBuf],
+    (queries, api): (&[PathBuf], Api),
     runs: usize,
     (json, results): (Option<PathBuf>, Option<PathBuf>),
     (optimizer, device): (OptimizerOptions, sloth::gpu::Device),
@@ -449,11 +459,16 @@ fn bench(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let sql = std::fs::read_to_string(f).map_err(|e| SlothError::FileNotFound {
-            path: f.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        let lf = ctx.sql(sql.trim().trim_end_matches(';'))?;
+        let lf = match api {
+            Api::Lazy => sloth::queries::lazy_query_for_file(&ctx, f)?,
+            Api::Sql => {
+                let sql = std::fs::read_to_string(f).map_err(|e| SlothError::FileNotFound {
+                    path: f.display().to_string(),
+                    reason: e.to_string(),
+                })?;
+                ctx.sql(sql.trim().trim_end_matches(';'))?
+            }
+        };
         let df = lf.collect()?; // warm-up
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs.max(1) {
@@ -555,10 +570,11 @@ fn run(cli: Cli) -> Result<()> {
             runs,
             json,
             results,
+            api,
             optimizer,
         } => bench(
             &data,
-            &queries,
+            (&queries, api),
             runs,
             (json, results),
             (optimizer.options(), optimizer.device.parse()?),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::array::*;
 use arrow::datatypes::{DataType, IntervalMonthDayNano, IntervalUnit};
 
-use crate::error::Result;
+use crate::error::{Result, SlothError};
 
 /// A single typed constant. Used for literals only, never per row.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,4 +206,45 @@ fn chrono_parse(s: &str) -> Option<chrono::NaiveDate> {
 /// A date literal from `YYYY-MM-DD`.
 pub fn date(s: &str) -> ScalarValue {
     ScalarValue::Date32(parse_date32(s))
+}
+
+/// A numeric constant from its text, as SQL reads it: integers are `Int64`;
+/// numbers with a point are exact decimals (as in DuckDB), so `0.06 - 0.01`
+/// compares exactly with a decimal column; anything else (`1e3`) is `Float64`.
+pub fn number(s: &str) -> Result<ScalarValue> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(ScalarValue::Int64(Some(i)));
+    }
+    if let Some((int, frac)) = s.split_once('.')
+        && !s.contains(['e', 'E'])
+        && int.len() + frac.len() <= 38
+    {
+        let digits = format!("{int}{frac}");
+        if let Ok(v) = digits.parse::<i128>() {
+            let precision = digits.trim_start_matches('0').len().max(frac.len()).max(1) as u8;
+            return Ok(ScalarValue::Decimal128(
+                Some(v),
+                precision,
+                frac.len() as i8,
+            ));
+        }
+    }
+    s.parse::<f64>()
+        .map(|f| ScalarValue::Float64(Some(f)))
+        .map_err(|_| SlothError::plan(format!("invalid number '{s}'")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_with_a_point_are_decimals() {
+        assert_eq!(
+            number("0.06").unwrap(),
+            ScalarValue::Decimal128(Some(6), 2, 2)
+        );
+        assert_eq!(number("12").unwrap(), ScalarValue::Int64(Some(12)));
+        assert_eq!(number("1e3").unwrap(), ScalarValue::Float64(Some(1000.0)));
+    }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 
 use arrow::datatypes::DataType;
 
-pub use literal::{ScalarValue, date, parse_date32};
+pub use literal::{ScalarValue, date, number, parse_date32};
 pub use typing::{coerce_binary, common_type};
 
 /// Binary operators.

@@ -147,12 +147,33 @@ impl LazyFrame {
     }
 
     /// Computes exactly these columns.
+    /// Window expressions ([`Expr::over`]), alone or inside larger ones, are
+    /// computed by a window step first.
     pub fn select(&self, exprs: impl IntoIterator<Item = Expr>) -> Self {
         let exprs = self.expand_wildcards(exprs.into_iter().collect());
-        self.then(LogicalPlan::Project {
-            input: self.plan.clone(),
-            exprs,
-        })
+        self.project(exprs)
+    }
+
+    /// A projection over this frame, with any window functions in `exprs`
+    /// lifted into a window step below it; each keeps its output name.
+    fn project(&self, exprs: Vec<Expr>) -> Self {
+        let mut exprs: Vec<Expr> = exprs
+            .into_iter()
+            .map(|e| {
+                if e.contains_window() && !matches!(e, Expr::Alias(..)) {
+                    // A bare window reads no column to be named after.
+                    let name = match e {
+                        Expr::Window { .. } => e.to_string(),
+                        _ => e.output_name(),
+                    };
+                    e.alias(name)
+                } else {
+                    e
+                }
+            })
+            .collect();
+        let input = crate::plan::lift_windows(self.plan.clone(), exprs.iter_mut());
+        self.then(LogicalPlan::Project { input, exprs })
     }
 
     fn column_names(&self) -> Vec<String> {
@@ -179,29 +200,8 @@ impl LazyFrame {
     /// Adds or replaces columns, keeping the others. Window expressions
     /// ([`Expr::over`]) are computed by a window step first.
     pub fn with_columns(&self, exprs: impl IntoIterator<Item = Expr>) -> Self {
-        let new: Vec<Expr> = exprs.into_iter().collect();
-        let (windows, new): (Vec<Expr>, Vec<Expr>) = new
-            .into_iter()
-            .partition(|e| matches!(e.unalias(), Expr::Window { .. }));
-        if !windows.is_empty() {
-            let windows = windows
-                .into_iter()
-                .map(|w| {
-                    if matches!(w, Expr::Alias(..)) {
-                        w
-                    } else {
-                        w.clone().alias(w.to_string())
-                    }
-                })
-                .collect();
-            let with_windows = self.then(LogicalPlan::Window {
-                input: self.plan.clone(),
-                exprs: windows,
-            });
-            return with_windows.with_columns(new);
-        }
         let mut out: Vec<Expr> = self.column_names().into_iter().map(col).collect();
-        for e in new {
+        for e in exprs {
             let name = e.output_name();
             let e = if matches!(e, Expr::Column(_) | Expr::Alias(..)) {
                 e
@@ -213,10 +213,7 @@ impl LazyFrame {
                 None => out.push(e),
             }
         }
-        self.then(LogicalPlan::Project {
-            input: self.plan.clone(),
-            exprs: out,
-        })
+        self.project(out)
     }
 
     /// Starts a grouped aggregation.

@@ -418,3 +418,45 @@ fn union_schema(inputs: &[Arc<LogicalPlan>]) -> Result<SchemaRef> {
     }
     Ok(Arc::new(Schema::new(fields)))
 }
+
+/// Computes the window functions found anywhere in `exprs` by one
+/// [`LogicalPlan::Window`] over `input`, under hidden names `__w0`, `__w1`, …,
+/// and rewrites `exprs` to read those columns (a repeated window is computed
+/// once). Returns `input` unchanged when there are none. Both front ends plan
+/// `SELECT rank() OVER (..) + 1` and `select([.. over(..) ..])` this way.
+pub fn lift_windows<'a>(
+    input: Arc<LogicalPlan>,
+    exprs: impl IntoIterator<Item = &'a mut Expr>,
+) -> Arc<LogicalPlan> {
+    let mut exprs: Vec<&mut Expr> = exprs.into_iter().collect();
+    let mut windows: Vec<Expr> = Vec::new();
+    for e in &exprs {
+        e.visit(&mut |n| {
+            if matches!(n, Expr::Window { .. }) && !windows.contains(n) {
+                windows.push(n.clone());
+            }
+        });
+    }
+    if windows.is_empty() {
+        return input;
+    }
+    let names: Vec<String> = (0..windows.len()).map(|i| format!("__w{i}")).collect();
+    for e in exprs.iter_mut() {
+        // Bottom-up is safe: a window's own arguments hold no windows.
+        **e = std::mem::replace(&mut **e, Expr::Wildcard).transform(&mut |n| match windows
+            .iter()
+            .position(|w| *w == n)
+        {
+            Some(i) => crate::expr::col(names[i].as_str()),
+            None => n,
+        });
+    }
+    Arc::new(LogicalPlan::Window {
+        input,
+        exprs: windows
+            .into_iter()
+            .zip(&names)
+            .map(|(w, n)| w.alias(n.as_str()))
+            .collect(),
+    })
+}

@@ -203,7 +203,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
 
 fn value(v: &Value) -> Result<ScalarValue> {
     Ok(match v {
-        Value::Number(s, _) => number(s)?,
+        Value::Number(s, _) => crate::expr::number(s)?,
         Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
             ScalarValue::Utf8(Some(s.clone()))
         }
@@ -211,31 +211,6 @@ fn value(v: &Value) -> Result<ScalarValue> {
         Value::Null => ScalarValue::Null,
         other => return Err(SlothError::unsupported(format!("literal {other}"))),
     })
-}
-
-/// Integers are Int64; numbers with a point are exact decimals (as in
-/// DuckDB), so `0.06 - 0.01` compares exactly with a decimal column.
-fn number(s: &str) -> Result<ScalarValue> {
-    if let Ok(i) = s.parse::<i64>() {
-        return Ok(ScalarValue::Int64(Some(i)));
-    }
-    if let Some((int, frac)) = s.split_once('.')
-        && !s.contains(['e', 'E'])
-        && int.len() + frac.len() <= 38
-    {
-        let digits = format!("{int}{frac}");
-        if let Ok(v) = digits.parse::<i128>() {
-            let precision = digits.trim_start_matches('0').len().max(frac.len()).max(1) as u8;
-            return Ok(ScalarValue::Decimal128(
-                Some(v),
-                precision,
-                frac.len() as i8,
-            ));
-        }
-    }
-    s.parse::<f64>()
-        .map(|f| ScalarValue::Float64(Some(f)))
-        .map_err(|_| SlothError::plan(format!("invalid number '{s}'")))
 }
 
 fn interval(iv: &ast::Interval) -> Result<Expr> {
@@ -409,19 +384,4 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "coalesce" => scalar(ScalarFunc::Coalesce, args),
         other => return Err(SlothError::unsupported(format!("function '{other}'"))),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_with_a_point_are_decimals() {
-        assert_eq!(
-            number("0.06").unwrap(),
-            ScalarValue::Decimal128(Some(6), 2, 2)
-        );
-        assert_eq!(number("12").unwrap(), ScalarValue::Int64(Some(12)));
-        assert_eq!(number("1e3").unwrap(), ScalarValue::Float64(Some(1000.0)));
-    }
 }

@@ -55,6 +55,16 @@ impl SqlContext {
         self
     }
 
+    /// The optimizer options queries planned here get.
+    pub fn optimizer(&self) -> &OptimizerOptions {
+        &self.options
+    }
+
+    /// Where queries planned here run their group-by operators.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
     /// Registers a frame under `name` (case-insensitive).
     pub fn register(&mut self, name: &str, frame: LazyFrame) {
         self.tables.insert(name.to_ascii_lowercase(), frame);

@@ -737,39 +737,13 @@ impl<'a> QueryPlanner<'a> {
         }
 
         // Window functions: computed on the (aggregated) rows, read by name.
-        let mut windows: Vec<Expr> = Vec::new();
-        for e in items
-            .iter()
-            .map(|(e, _)| e)
-            .chain(sort_exprs.iter().map(|(e, _)| e))
-        {
-            e.visit(&mut |n| {
-                if matches!(n, Expr::Window { .. }) && !windows.contains(n) {
-                    windows.push(n.clone());
-                }
-            });
-        }
-        if !windows.is_empty() {
-            let names: Vec<String> = (0..windows.len()).map(|i| format!("__w{i}")).collect();
-            let lift = |e: &Expr| {
-                replace_top_down(e, &|n| {
-                    windows
-                        .iter()
-                        .position(|w| w == n)
-                        .map(|i| col(names[i].as_str()))
-                })
-            };
-            items = items.iter().map(|(e, n)| (lift(e), n.clone())).collect();
-            sort_exprs = sort_exprs.iter().map(|(e, o)| (lift(e), *o)).collect();
-            plan = LogicalPlan::Window {
-                input: Arc::new(plan),
-                exprs: windows
-                    .into_iter()
-                    .zip(&names)
-                    .map(|(w, n)| w.alias(n.as_str()))
-                    .collect(),
-            };
-        }
+        plan = Arc::unwrap_or_clone(crate::plan::lift_windows(
+            Arc::new(plan),
+            items
+                .iter_mut()
+                .map(|(e, _)| e)
+                .chain(sort_exprs.iter_mut().map(|(e, _)| e)),
+        ));
 
         // Projection, with hidden sort columns where ORDER BY needs them.
         let mut exprs: Vec<Expr> = items
