@@ -558,6 +558,54 @@ impl GroupTable {
         }
     }
 
+    /// The group of every row of `keys` into `out` (cleared first), or
+    /// `u32::MAX` where there is none; null keys never match. One match on
+    /// the encoding per batch: the row loops below are monomorphic.
+    pub fn find_all(&self, keys: &KeyBatch, hashes: &[u64], out: &mut Vec<u32>) {
+        fn each<K: Copy>(
+            values: &[K],
+            nulls: &Option<NullBuffer>,
+            hashes: &[u64],
+            out: &mut Vec<u32>,
+            find: impl Fn(K, u64) -> Option<u32>,
+        ) {
+            match nulls.as_ref().filter(|n| n.null_count() > 0) {
+                None => out.extend(
+                    values
+                        .iter()
+                        .zip(hashes)
+                        .map(|(&k, &h)| find(k, h).unwrap_or(u32::MAX)),
+                ),
+                Some(n) => {
+                    out.extend(values.iter().zip(hashes).enumerate().map(|(i, (&k, &h))| {
+                        if n.is_null(i) {
+                            u32::MAX
+                        } else {
+                            find(k, h).unwrap_or(u32::MAX)
+                        }
+                    }))
+                }
+            }
+        }
+        out.clear();
+        out.reserve(hashes.len());
+        match (self, keys) {
+            (GroupTable::Int { table, .. }, KeyBatch::Int(a, nulls)) => {
+                each(a, nulls, hashes, out, |k, h| {
+                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
+                })
+            }
+            (GroupTable::Packed { table, .. }, KeyBatch::Packed(a, nulls)) => {
+                each(a, nulls, hashes, out, |k, h| {
+                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
+                })
+            }
+            _ => out.extend(
+                (0..hashes.len()).map(|i| self.find(keys, hashes[i], i).unwrap_or(u32::MAX)),
+            ),
+        }
+    }
+
     /// The group of row `i`, if it exists. Null keys never match (join semantics).
     #[inline]
     pub fn find(&self, keys: &KeyBatch, hash: u64, i: usize) -> Option<u32> {

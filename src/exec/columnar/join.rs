@@ -75,6 +75,10 @@ pub struct JoinTable<'a> {
     table: GroupTable,
     head: Vec<u32>,
     next: Vec<u32>,
+    /// Every build row has a key of its own: row `n - 1 - g` is group g's
+    /// only row, found without reading `head` (one cache miss less per
+    /// match on a large build side).
+    unique: bool,
     matched: Vec<AtomicBool>,
     probe_keys: &'a [PhysicalExpr],
     filter: Option<&'a PhysicalExpr>,
@@ -134,6 +138,16 @@ impl<'a> JoinTable<'a> {
             next[i] = head[g];
             head[g] = i as u32;
         }
+        // Rows were inserted last to first, so with no nulls and no repeats
+        // group g holds exactly row n - 1 - g.
+        let unique = head.len() == batch.num_rows();
+        debug_assert!(
+            !unique
+                || head
+                    .iter()
+                    .enumerate()
+                    .all(|(g, &r)| r as usize == head.len() - 1 - g)
+        );
         let matched = if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
             (0..batch.num_rows())
                 .map(|_| AtomicBool::new(false))
@@ -148,6 +162,7 @@ impl<'a> JoinTable<'a> {
             table,
             head,
             next,
+            unique,
             matched,
             probe_keys: probe.keys,
             filter,
@@ -176,11 +191,16 @@ impl<'a> JoinTable<'a> {
             Some(semi) if plan.probe_is_left && self.filter.is_none() => Some(semi),
             _ => None,
         };
-        for (i, &h) in hashes.iter().enumerate() {
-            let mut b = self
-                .table
-                .find(&encoded_probe, h, i)
-                .map_or(NONE, |g| self.head[g as usize]);
+        let mut found = Vec::new();
+        self.table.find_all(&encoded_probe, &hashes, &mut found);
+        let last_row = (self.next.len() as u32).wrapping_sub(1);
+        for (i, &g) in found.iter().enumerate() {
+            let mut b = match g {
+                NONE => NONE,
+                // Unique keys: group g is the g-th row from the end (see `new`).
+                g if self.unique => last_row - g,
+                g => self.head[g as usize],
+            };
             if let Some(semi) = early {
                 if (b != NONE) == semi {
                     probe_idx.push(i as u32);
