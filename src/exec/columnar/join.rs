@@ -363,15 +363,27 @@ pub fn hash_join_streaming(
 }
 
 fn indices(idx: &[u32]) -> UInt32Array {
+    if !idx.contains(&NONE) {
+        // No nulls: one copy, and `take` skips its null checks.
+        return UInt32Array::from(idx.to_vec());
+    }
     // NONE marks "no row": a null index, which `take` turns into a null value.
     UInt32Array::from_iter(idx.iter().map(|&i| (i != NONE).then_some(i)))
 }
 
-fn take_all(batch: &RecordBatch, idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
+/// The columns of `batch` at rows `idx` (NONE: null).
+fn take_all(batch: &RecordBatch, idx: &[u32]) -> Result<Vec<ArrayRef>> {
+    let identity = idx.len() == batch.num_rows()
+        && idx.iter().enumerate().all(|(i, &r)| r as usize == i);
+    if identity {
+        // Every row once, in order (a foreign-key probe where all match).
+        return Ok(batch.columns().to_vec());
+    }
+    let idx = indices(idx);
     batch
         .columns()
         .iter()
-        .map(|c| Ok(take(c.as_ref(), idx, None)?))
+        .map(|c| Ok(take(c.as_ref(), &idx, None)?))
         .collect()
 }
 
@@ -384,7 +396,7 @@ fn gather(
     let mut rows = 0;
     for (batch, idx) in first.into_iter().chain(second) {
         rows = idx.len();
-        columns.extend(take_all(batch, &indices(idx))?);
+        columns.extend(take_all(batch, idx)?);
     }
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
     Ok(RecordBatch::try_new_with_options(
