@@ -131,3 +131,31 @@ fn high_cardinality_groups_split_into_partitions_with_the_same_results() {
         "split, then keys too long to pack",
     );
 }
+
+#[test]
+fn large_build_sides_are_built_in_hash_partitions_with_the_same_results() {
+    // 180k build rows (past the parallel-build threshold of 128k): the build
+    // is split by key hash into tables built in parallel. Every key repeats
+    // three times on both sides, and a sixth of the keys are null.
+    let three = "(select case when l_linenumber = 1 then null else l_orderkey end k, l_linenumber n, l_quantity q from lineitem \
+                 union all select case when l_linenumber = 1 then null else l_orderkey end, l_linenumber, l_quantity from lineitem \
+                 union all select case when l_linenumber = 1 then null else l_orderkey end, l_linenumber, l_quantity from lineitem)";
+    check(
+        &format!(
+            "select count(*), sum(a.q), sum(b.q) from {three} a join {three} b on a.k = b.k and a.n = b.n"
+        ),
+        "partitioned build, inner, two keys",
+    );
+    check(
+        &format!(
+            "select a.n, count(*), count(b.k) from {three} a left join {three} b on a.k = b.k and a.n = b.n group by a.n"
+        ),
+        "partitioned build, left join with null keys",
+    );
+    check(
+        &format!(
+            "select count(*) from {three} a where a.k in (select k from {three} b where b.n = 2)"
+        ),
+        "partitioned build, semi join",
+    );
+}

@@ -33,6 +33,13 @@ pub fn hash_i64(v: i64) -> u64 {
     (x as u64) ^ ((x >> 64) as u64)
 }
 
+/// The partition (of `partitions`) a key hash falls in, by its high bits:
+/// the tables index with the low ones.
+#[inline]
+pub fn partition_of(hash: u64, partitions: usize) -> usize {
+    ((hash >> 40) as usize) % partitions
+}
+
 /// Hash of a packed key: both halves folded through [`hash_i64`].
 #[inline(always)]
 pub fn hash_u128(v: u128) -> u64 {
@@ -603,6 +610,41 @@ impl GroupTable {
             _ => out.extend(
                 (0..hashes.len()).map(|i| self.find(keys, hashes[i], i).unwrap_or(u32::MAX)),
             ),
+        }
+    }
+
+    /// As [`GroupTable::find_all`] over tables that each hold the keys of
+    /// one hash partition ([`partition_of`] over `tables.len()`); group ids
+    /// come out shifted by their table's `offsets` entry.
+    pub fn find_all_partitioned(
+        tables: &[GroupTable],
+        offsets: &[u32],
+        keys: &KeyBatch,
+        hashes: &[u64],
+        out: &mut Vec<u32>,
+    ) {
+        let parts = tables.len();
+        out.clear();
+        out.reserve(hashes.len());
+        let is_null = |i: usize| keys.is_null(i);
+        for (i, &h) in hashes.iter().enumerate() {
+            if is_null(i) {
+                out.push(u32::MAX);
+                continue;
+            }
+            let p = partition_of(h, parts);
+            let g = match (&tables[p], keys) {
+                (GroupTable::Int { table, .. }, KeyBatch::Int(a, _)) => {
+                    let k = a[i];
+                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
+                }
+                (GroupTable::Packed { table, .. }, KeyBatch::Packed(a, _)) => {
+                    let k = a[i];
+                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
+                }
+                (t, _) => t.find(keys, h, i),
+            };
+            out.push(g.map_or(u32::MAX, |g| offsets[p] + g));
         }
     }
 

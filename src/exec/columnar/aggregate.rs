@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::expr::AggFunc;
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::eval::evaluate_array;
-use crate::kernels::hash_table::{GroupTable, KeyEncoder};
+use crate::kernels::hash_table::{GroupTable, KeyEncoder, partition_of};
 use crate::kernels::packed_keys::NullKeys;
 use crate::physical::AggregateExpr;
 use crate::physical::expr::PhysicalExpr;
@@ -291,12 +291,6 @@ fn update_accs(
         acc.update(v, rows, groups, n)?;
     }
     Ok(())
-}
-
-#[inline]
-fn partition_of(hash: u64, partitions: usize) -> usize {
-    // High bits: the tables index with the low ones.
-    ((hash >> 40) as usize) % partitions
 }
 
 /// Groups the input by `keys` and computes `aggs`; no keys means one global group.

@@ -1,6 +1,6 @@
 //! Hash join: build a table on one input, probe it with the other in parallel.
 //!
-//! The build side's rows are chained per key (`head[group]`, `next[row]`), so
+//! The build side's rows are chained per key (see [`super::join_build`]), so
 //! duplicates cost no allocation. Probing emits (probe row, build row) index
 //! pairs; payload columns are gathered once per output batch with `take`
 //! (late materialization). Every join kind works with either build side: rows
@@ -15,15 +15,14 @@ use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
+use super::join_build::{BuildTable, NONE};
 use crate::error::Result;
 use crate::kernels::eval::{evaluate_array, evaluate_mask};
-use crate::kernels::hash_table::{GroupTable, KeyEncoder};
+use crate::kernels::hash_table::KeyEncoder;
 use crate::kernels::packed_keys::NullKeys;
 use crate::physical::BuildSide;
 use crate::physical::expr::PhysicalExpr;
 use crate::plan::{JoinType, join_schema};
-
-const NONE: u32 = u32::MAX;
 
 /// What to emit for each side.
 struct Plan {
@@ -72,13 +71,7 @@ pub struct JoinTable<'a> {
     plan: Plan,
     build: RecordBatch,
     encoder: KeyEncoder,
-    table: GroupTable,
-    head: Vec<u32>,
-    next: Vec<u32>,
-    /// Every build row has a key of its own: row `n - 1 - g` is group g's
-    /// only row, found without reading `head` (one cache miss less per
-    /// match on a large build side).
-    unique: bool,
+    keys: BuildTable,
     matched: Vec<AtomicBool>,
     probe_keys: &'a [PhysicalExpr],
     filter: Option<&'a PhysicalExpr>,
@@ -124,30 +117,7 @@ impl<'a> JoinTable<'a> {
             .collect::<Result<Vec<_>>>()?;
         let mut hashes = Vec::new();
         let encoded = encoder.encode(&key_arrays, &mut hashes)?;
-        let mut table = GroupTable::for_batch(&encoder, &encoded);
-        let mut next = vec![NONE; batch.num_rows()];
-        let mut head: Vec<u32> = Vec::new();
-        for i in (0..batch.num_rows()).rev() {
-            if encoded.is_null(i) {
-                continue;
-            }
-            let g = table.find_or_insert(&encoded, hashes[i], i) as usize;
-            if g == head.len() {
-                head.push(NONE);
-            }
-            next[i] = head[g];
-            head[g] = i as u32;
-        }
-        // Rows were inserted last to first, so with no nulls and no repeats
-        // group g holds exactly row n - 1 - g.
-        let unique = head.len() == batch.num_rows();
-        debug_assert!(
-            !unique
-                || head
-                    .iter()
-                    .enumerate()
-                    .all(|(g, &r)| r as usize == head.len() - 1 - g)
-        );
+        let keys = BuildTable::new(&encoder, &encoded, &hashes);
         let matched = if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
             (0..batch.num_rows())
                 .map(|_| AtomicBool::new(false))
@@ -159,10 +129,7 @@ impl<'a> JoinTable<'a> {
             plan,
             build: batch,
             encoder,
-            table,
-            head,
-            next,
-            unique,
+            keys,
             matched,
             probe_keys: probe.keys,
             filter,
@@ -183,7 +150,7 @@ impl<'a> JoinTable<'a> {
         let mut hashes = Vec::new();
         let encoded_probe = self
             .encoder
-            .encode_to_probe(&self.table, &keys, &mut hashes)?;
+            .encode_to_probe(self.keys.form(), &keys, &mut hashes)?;
         let mut probe_idx: Vec<u32> = Vec::new();
         let mut build_idx: Vec<u32> = Vec::new();
         // Semi/anti without a pair filter: the first key match decides.
@@ -191,16 +158,10 @@ impl<'a> JoinTable<'a> {
             Some(semi) if plan.probe_is_left && self.filter.is_none() => Some(semi),
             _ => None,
         };
-        let mut found = Vec::new();
-        self.table.find_all(&encoded_probe, &hashes, &mut found);
-        let last_row = (self.next.len() as u32).wrapping_sub(1);
-        for (i, &g) in found.iter().enumerate() {
-            let mut b = match g {
-                NONE => NONE,
-                // Unique keys: group g is the g-th row from the end (see `new`).
-                g if self.unique => last_row - g,
-                g => self.head[g as usize],
-            };
+        let mut first = Vec::new();
+        self.keys.first_rows(&encoded_probe, &hashes, &mut first);
+        for (i, &b) in first.iter().enumerate() {
+            let mut b = b;
             if let Some(semi) = early {
                 if (b != NONE) == semi {
                     probe_idx.push(i as u32);
@@ -210,7 +171,7 @@ impl<'a> JoinTable<'a> {
             while b != NONE {
                 probe_idx.push(i as u32);
                 build_idx.push(b);
-                b = self.next[b as usize];
+                b = self.keys.next[b as usize];
             }
         }
         if early.is_some() {
@@ -373,8 +334,8 @@ fn indices(idx: &[u32]) -> UInt32Array {
 
 /// The columns of `batch` at rows `idx` (NONE: null).
 fn take_all(batch: &RecordBatch, idx: &[u32]) -> Result<Vec<ArrayRef>> {
-    let identity = idx.len() == batch.num_rows()
-        && idx.iter().enumerate().all(|(i, &r)| r as usize == i);
+    let identity =
+        idx.len() == batch.num_rows() && idx.iter().enumerate().all(|(i, &r)| r as usize == i);
     if identity {
         // Every row once, in order (a foreign-key probe where all match).
         return Ok(batch.columns().to_vec());

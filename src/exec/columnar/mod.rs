@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod join;
+mod join_build;
 mod morsel;
 mod pipeline;
 mod sort;

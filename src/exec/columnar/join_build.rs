@@ -1,0 +1,169 @@
+//! The build side of a hash join: key → chain of build rows.
+//!
+//! Rows with equal keys are chained (`head[group]`, then `next[row]`),
+//! first row first, so duplicates cost no allocation. A large build side is
+//! split by key hash into partitions whose tables are built in parallel,
+//! one thread each (a radix-partitioned build); a probe row looks in the one
+//! table its hash names. A small one is a single table built in place.
+
+use rayon::prelude::*;
+
+use crate::kernels::hash_table::{GroupTable, KeyBatch, KeyEncoder, partition_of};
+
+/// No row.
+pub const NONE: u32 = u32::MAX;
+
+/// Below this many rows the build is one table on one thread: partitioning
+/// costs a pass over the hashes and a stitch, which small builds do not repay.
+const PARALLEL_BUILD_ROWS: usize = 1 << 17;
+
+/// Build rows chained per key, in one table or one per hash partition.
+pub struct BuildTable {
+    /// One table, or one per partition (all of the same key form).
+    tables: Vec<GroupTable>,
+    /// Where each table's group ids start in `head`.
+    offsets: Vec<u32>,
+    /// First build row of each group (groups of all tables, concatenated).
+    head: Vec<u32>,
+    /// The next build row with the same key, or [`NONE`].
+    pub next: Vec<u32>,
+    /// One table, every row a key of its own: group g is row `n - 1 - g`
+    /// (rows go in last to first), found without reading `head` (one cache
+    /// miss less per match on a large build side).
+    unique: bool,
+}
+
+impl BuildTable {
+    /// Chains the `n` build rows whose keys are `encoded` (with `hashes`);
+    /// null keys join nothing and are left out.
+    pub fn new(encoder: &KeyEncoder, encoded: &KeyBatch, hashes: &[u64]) -> Self {
+        let n = hashes.len();
+        let partitions = if n < PARALLEL_BUILD_ROWS {
+            1
+        } else {
+            rayon::current_num_threads().max(1) * 4
+        };
+        let mut next = vec![NONE; n];
+        if partitions == 1 {
+            let mut table = GroupTable::for_batch(encoder, encoded);
+            let rows = (0..n).rev().filter(|&i| !encoded.is_null(i));
+            let head = chain(&mut table, encoded, hashes, rows, &mut next);
+            let unique = head.len() == n;
+            debug_assert!(
+                !unique
+                    || head
+                        .iter()
+                        .enumerate()
+                        .all(|(g, &r)| r as usize == n - 1 - g)
+            );
+            return BuildTable {
+                tables: vec![table],
+                offsets: vec![0],
+                head,
+                next,
+                unique,
+            };
+        }
+        // Bucket the rows by partition (counting sort, ascending within each).
+        let mut starts = vec![0usize; partitions + 1];
+        for (i, &h) in hashes.iter().enumerate() {
+            if !encoded.is_null(i) {
+                starts[partition_of(h, partitions) + 1] += 1;
+            }
+        }
+        for p in 0..partitions {
+            starts[p + 1] += starts[p];
+        }
+        let mut order = vec![0u32; starts[partitions]];
+        let mut fill = starts.clone();
+        for (i, &h) in hashes.iter().enumerate() {
+            if !encoded.is_null(i) {
+                let p = partition_of(h, partitions);
+                order[fill[p]] = i as u32;
+                fill[p] += 1;
+            }
+        }
+        // Each partition chains its rows into a `next` of its own, indexed
+        // like its slice of `order`; the slices are stitched in afterwards.
+        let built: Vec<(GroupTable, Vec<u32>, Vec<u32>)> = (0..partitions)
+            .into_par_iter()
+            .map(|p| {
+                let rows = &order[starts[p]..starts[p + 1]];
+                let mut table = GroupTable::for_batch(encoder, encoded);
+                let mut local_next = vec![NONE; rows.len()];
+                let mut head: Vec<u32> = Vec::new();
+                for (j, &i) in rows.iter().enumerate().rev() {
+                    let g = table.find_or_insert(encoded, hashes[i as usize], i as usize) as usize;
+                    if g == head.len() {
+                        head.push(NONE);
+                    }
+                    local_next[j] = head[g];
+                    head[g] = i;
+                }
+                (table, head, local_next)
+            })
+            .collect();
+        let mut tables = Vec::with_capacity(partitions);
+        let mut offsets = Vec::with_capacity(partitions);
+        let mut head = Vec::new();
+        for (p, (table, part_head, local_next)) in built.into_iter().enumerate() {
+            offsets.push(head.len() as u32);
+            head.extend(part_head);
+            for (&i, nx) in order[starts[p]..starts[p + 1]].iter().zip(local_next) {
+                next[i as usize] = nx;
+            }
+            tables.push(table);
+        }
+        BuildTable {
+            tables,
+            offsets,
+            head,
+            next,
+            unique: false,
+        }
+    }
+
+    /// A table in the build's key form, for encoding probe keys alike.
+    pub fn form(&self) -> &GroupTable {
+        &self.tables[0]
+    }
+
+    /// The first build row matching each probe row into `out` (cleared
+    /// first), or [`NONE`]; more follow through [`BuildTable::next`].
+    pub fn first_rows(&self, keys: &KeyBatch, hashes: &[u64], out: &mut Vec<u32>) {
+        if self.tables.len() == 1 {
+            self.tables[0].find_all(keys, hashes, out);
+        } else {
+            GroupTable::find_all_partitioned(&self.tables, &self.offsets, keys, hashes, out);
+        }
+        let last_row = (self.next.len() as u32).wrapping_sub(1);
+        for g in out.iter_mut() {
+            *g = match *g {
+                NONE => NONE,
+                g if self.unique => last_row - g,
+                g => self.head[g as usize],
+            };
+        }
+    }
+}
+
+/// Inserts `rows` (in the order given) into `table`, prepending each to its
+/// key's chain; returns each group's first row.
+fn chain(
+    table: &mut GroupTable,
+    encoded: &KeyBatch,
+    hashes: &[u64],
+    rows: impl Iterator<Item = usize>,
+    next: &mut [u32],
+) -> Vec<u32> {
+    let mut head: Vec<u32> = Vec::new();
+    for i in rows {
+        let g = table.find_or_insert(encoded, hashes[i], i) as usize;
+        if g == head.len() {
+            head.push(NONE);
+        }
+        next[i] = head[g];
+        head[g] = i as u32;
+    }
+    head
+}
