@@ -34,9 +34,15 @@ fn close(a: &str, b: &str) -> bool {
 
 /// Runs `sql` both ways and compares rows (sorted: ties may order differently).
 fn check(sql: &str, label: &str) {
-    let lf = ctx().sql(sql).unwrap_or_else(|e| panic!("{label}: {e}"));
+    check_with(sql, label, ExecContext::unfused())
+}
+
+/// As [`check`], the columnar side run with `ctx`.
+fn check_with(sql: &str, label: &str, ctx: ExecContext) {
+    let lf = self::ctx()
+        .sql(sql)
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
     let plan = lf.physical_plan().unwrap();
-    let ctx = ExecContext::unfused();
     let columnar = execute_with(&plan, &ctx).unwrap();
     let (rowwise, row_metrics) = execute_rowwise(&plan).unwrap_or_else(|e| panic!("{label}: {e}"));
     let schema = plan.schema();
@@ -117,8 +123,15 @@ fn keys_that_stop_fitting_a_packed_key_midway_give_the_same_groups() {
 
 #[test]
 fn high_cardinality_groups_split_into_partitions_with_the_same_results() {
-    // 60k groups: past the aggregation's split threshold (16k), so thread
-    // tables split into hash partitions and merge partition by partition.
+    // 60k groups: past a split threshold lowered to 16k, so thread tables
+    // split into hash partitions and merge partition by partition.
+    let check = |sql: &str, label: &str| {
+        check_with(
+            sql,
+            label,
+            ExecContext::unfused().with_agg_split_groups(1 << 14),
+        )
+    };
     check(
         "select l_orderkey, l_linenumber, count(*), sum(l_extendedprice), min(l_shipdate) from lineitem_small group by l_orderkey, l_linenumber",
         "split int keys",

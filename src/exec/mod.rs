@@ -53,6 +53,10 @@ pub struct ExecContext {
     pub fuse: bool,
     /// Where group-by operators run.
     pub device: Device,
+    /// Groups past which an aggregation thread's table splits into hash
+    /// partitions ([`columnar::SPLIT_GROUPS`] by default; tests lower it to
+    /// reach the split paths with small data).
+    pub agg_split_groups: usize,
     /// Subplans that occur more than once, and their results.
     /// Replaced at the start of every execution: results never outlive it.
     shared: Mutex<std::sync::Arc<shared::SharedResults>>,
@@ -64,6 +68,7 @@ impl Default for ExecContext {
             metrics: Mutex::new(Vec::new()),
             fuse: true,
             device: Device::default(),
+            agg_split_groups: columnar::SPLIT_GROUPS,
             shared: Default::default(),
         }
     }
@@ -76,6 +81,12 @@ impl ExecContext {
             device,
             ..Default::default()
         }
+    }
+
+    /// This context, with aggregation tables splitting past `groups`.
+    pub fn with_agg_split_groups(mut self, groups: usize) -> Self {
+        self.agg_split_groups = groups;
+        self
     }
 
     /// A context that runs every operator as its own step (no fusion).
@@ -217,7 +228,7 @@ fn run_node(
         let start = Instant::now();
         let (out, note) = match crate::gpu::try_operator(ctx.device, plan, &inputs)? {
             crate::gpu::Outcome::Ran(batch, note) => (vec![batch], note),
-            crate::gpu::Outcome::Declined(why) => (columnar::run_operator(plan, inputs)?, why),
+            crate::gpu::Outcome::Declined(why) => (columnar::run_operator(plan, inputs, ctx)?, why),
         };
         let self_time = start.elapsed();
         ctx.record(id, depth, plan, &out, self_time, note);
@@ -237,7 +248,7 @@ fn run_node(
     {
         let start = Instant::now();
         if let Some(morsels) = columnar::MorselInput::stream(input)? {
-            let out = columnar::hash_aggregate(&morsels, keys, aggs, schema)?;
+            let out = columnar::hash_aggregate(&morsels, keys, aggs, schema, ctx.agg_split_groups)?;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
             record_fused(input, ctx, next_id, depth + 1, rows_in);
@@ -295,7 +306,7 @@ fn run_node(
         }
         let (right_batches, right_time) = run(right, ctx, next_id, depth + 1)?;
         let start = Instant::now();
-        let out = columnar::run_operator(plan, vec![left_batches, right_batches])?;
+        let out = columnar::run_operator(plan, vec![left_batches, right_batches], ctx)?;
         let self_time = start.elapsed();
         ctx.record(id, depth, plan, &out, self_time, String::new());
         return Ok((out, left_time + right_time + self_time));
@@ -308,7 +319,7 @@ fn run_node(
         inputs.push(batches);
     }
     let start = Instant::now();
-    let out = columnar::run_operator(plan, inputs)?;
+    let out = columnar::run_operator(plan, inputs, ctx)?;
     let self_time = start.elapsed();
     let extra = scan_counters(plan);
     ctx.record(id, depth, plan, &out, self_time, extra);

@@ -13,7 +13,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::Result;
 use crate::physical::PhysicalPlan;
 
-pub use aggregate::hash_aggregate;
+pub use aggregate::{SPLIT_GROUPS, hash_aggregate};
 pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
@@ -24,6 +24,7 @@ pub use window::{WindowSpec, window};
 pub fn run_operator(
     plan: &PhysicalPlan,
     mut inputs: Vec<Vec<RecordBatch>>,
+    ctx: &super::ExecContext,
 ) -> Result<Vec<RecordBatch>> {
     let mut input = || std::mem::take(&mut inputs[0]);
     match plan {
@@ -44,7 +45,13 @@ pub fn run_operator(
         PhysicalPlan::Pipeline { stages, .. } => run_pipeline(input(), stages),
         PhysicalPlan::HashAggregate {
             keys, aggs, schema, ..
-        } => hash_aggregate(&MorselInput::from_batches(input()), keys, aggs, schema),
+        } => hash_aggregate(
+            &MorselInput::from_batches(input()),
+            keys,
+            aggs,
+            schema,
+            ctx.agg_split_groups,
+        ),
         PhysicalPlan::HashJoin {
             left,
             right,
