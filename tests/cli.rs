@@ -8,6 +8,15 @@ fn sloth() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sloth"))
 }
 
+/// Fails the test with the command's stderr unless it exited 0.
+fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn csv_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -33,11 +42,7 @@ fn sql_over_a_csv_directory_in_every_format() {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         String::from_utf8(out.stdout).unwrap()
     };
     assert_eq!(run("csv"), "name,score\nbob,\ncid,1.0\n");
@@ -226,12 +231,8 @@ fn profile_compares_rowwise_and_columnar() {
         ])
         .output()
         .unwrap();
+    assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(
         text.contains("HashAggregate") && text.contains("row-wise") && text.contains("speedup"),
         "{text}"
@@ -266,11 +267,7 @@ fn bench_runs_the_lazyframe_version_of_a_question_with_the_same_answer() {
         .arg(dir.path().join("x.parquet"))
         .output()
         .unwrap();
-    assert!(
-        generated.status.success(),
-        "{}",
-        String::from_utf8_lossy(&generated.stderr)
-    );
+    assert_success(&generated);
     let query = concat!(env!("CARGO_MANIFEST_DIR"), "/queries/h2o/groupby-q02.sql");
     let run = |api: &str| {
         let results = dir.path().join(api);
@@ -282,11 +279,7 @@ fn bench_runs_the_lazyframe_version_of_a_question_with_the_same_answer() {
             .arg(query)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         let text = std::fs::read_to_string(results.join("groupby-q02.csv")).unwrap();
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
         lines.sort();

@@ -625,27 +625,12 @@ impl GroupTable {
     ) {
         let parts = tables.len();
         out.clear();
-        out.reserve(hashes.len());
-        let is_null = |i: usize| keys.is_null(i);
-        for (i, &h) in hashes.iter().enumerate() {
-            if is_null(i) {
-                out.push(u32::MAX);
-                continue;
-            }
+        out.extend(hashes.iter().enumerate().map(|(i, &h)| {
             let p = partition_of(h, parts);
-            let g = match (&tables[p], keys) {
-                (GroupTable::Int { table, .. }, KeyBatch::Int(a, _)) => {
-                    let k = a[i];
-                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
-                }
-                (GroupTable::Packed { table, .. }, KeyBatch::Packed(a, _)) => {
-                    let k = a[i];
-                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
-                }
-                (t, _) => t.find(keys, h, i),
-            };
-            out.push(g.map_or(u32::MAX, |g| offsets[p] + g));
-        }
+            tables[p]
+                .find(keys, h, i)
+                .map_or(u32::MAX, |g| offsets[p] + g)
+        }));
     }
 
     /// The group of row `i`, if it exists. Null keys never match (join semantics).

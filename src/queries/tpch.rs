@@ -9,6 +9,13 @@ use crate::frame::LazyFrame;
 use crate::plan::JoinType::Inner;
 use crate::sql::SqlContext;
 
+/// `from <= column < to` over dates (`YYYY-MM-DD`).
+fn dates(column: &str, from: &str, to: &str) -> Expr {
+    col(column)
+        .gt_eq(lit(date(from)))
+        .and(col(column).lt(lit(date(to))))
+}
+
 /// `l_extendedprice * (1 - l_discount)`.
 fn disc_price() -> Expr {
     col("l_extendedprice") * (lit(1) - col("l_discount"))
@@ -68,11 +75,7 @@ pub fn q03(ctx: &SqlContext) -> Result<LazyFrame> {
 /// and customers of the same nation.
 pub fn q05(ctx: &SqlContext) -> Result<LazyFrame> {
     let region = table(ctx, "region")?.filter(col("r_name").eq(lit("ASIA")));
-    let orders = table(ctx, "orders")?.filter(
-        col("o_orderdate")
-            .gt_eq(lit(date("1994-01-01")))
-            .and(col("o_orderdate").lt(lit(date("1995-01-01")))),
-    );
+    let orders = table(ctx, "orders")?.filter(dates("o_orderdate", "1994-01-01", "1995-01-01"));
     Ok(table(ctx, "lineitem")?
         .join(&orders, [col("l_orderkey")], [col("o_orderkey")], Inner)
         .join(
@@ -103,9 +106,7 @@ pub fn q05(ctx: &SqlContext) -> Result<LazyFrame> {
 pub fn q06(ctx: &SqlContext) -> Result<LazyFrame> {
     Ok(table(ctx, "lineitem")?
         .filter(
-            col("l_shipdate")
-                .gt_eq(lit(date("1994-01-01")))
-                .and(col("l_shipdate").lt(lit(date("1995-01-01"))))
+            dates("l_shipdate", "1994-01-01", "1995-01-01")
                 .and(col("l_discount").between(lit(number("0.05")?), lit(number("0.07")?)))
                 .and(col("l_quantity").lt(lit(24))),
         )
@@ -116,11 +117,7 @@ pub fn q06(ctx: &SqlContext) -> Result<LazyFrame> {
 
 /// Returned item reporting: the 20 customers who returned the most in a quarter.
 pub fn q10(ctx: &SqlContext) -> Result<LazyFrame> {
-    let orders = table(ctx, "orders")?.filter(
-        col("o_orderdate")
-            .gt_eq(lit(date("1993-10-01")))
-            .and(col("o_orderdate").lt(lit(date("1994-01-01")))),
-    );
+    let orders = table(ctx, "orders")?.filter(dates("o_orderdate", "1993-10-01", "1994-01-01"));
     let lineitem = table(ctx, "lineitem")?.filter(col("l_returnflag").eq(lit("R")));
     Ok(table(ctx, "customer")?
         .join(&orders, [col("c_custkey")], [col("o_custkey")], Inner)
