@@ -32,7 +32,7 @@ use crate::physical::expr::PhysicalExpr;
 /// Below this many groups in total the merge runs as one partition.
 const PARALLEL_GROUPS: usize = 1 << 14;
 
-/// By default a thread's table splits into [`PARTITIONS`] hash partitions
+/// By default a thread's table splits into 32 hash partitions
 /// once it holds this many groups (see [`crate::exec::ExecContext`]). Below
 /// it, one table stays in cache and bucketing rows by partition only costs a
 /// pass: db-benchmark q3/q5/q7 (100K groups) ran 10% faster unsplit than
