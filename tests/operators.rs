@@ -526,3 +526,56 @@ fn errors_are_clear_not_panics() {
         .to_string();
     assert!(e.contains("duplicate"), "{e}");
 }
+
+/// 10,000 rows in 64-row batches: `k` cycles through 7 groups; every 10th row
+/// has `x` near `i64::MAX` (so `x * 4` overflows there), the others `x = i`.
+fn mostly_small() -> LazyFrame {
+    use arrow::array::{Int64Array, RecordBatch};
+    use std::sync::Arc;
+    let n = 10_000i64;
+    let batch = RecordBatch::try_from_iter(vec![
+        (
+            "k",
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 7))) as _,
+        ),
+        (
+            "x",
+            Arc::new(Int64Array::from_iter_values(
+                (0..n).map(|i| if i % 10 == 9 { i64::MAX - i } else { i }),
+            )) as _,
+        ),
+    ])
+    .unwrap();
+    LazyFrame::from_batches_with_schema(batch.schema(), split(&batch, 64)).unwrap()
+}
+
+#[test]
+fn aggregation_over_a_filter_keeping_most_rows_skips_the_rest() {
+    // The filter keeps 90% of each batch: the aggregation gets whole batches
+    // and the kept rows' indices, and must see the kept rows only, even
+    // though its argument `x * 4` overflows on the rejected ones.
+    let lf = mostly_small()
+        .filter(col("x").lt(lit(1_000_000i64)))
+        .group_by([col("k")])
+        .agg([
+            count_star().alias("n"),
+            (col("x") * lit(4i64)).sum().alias("s4"),
+            col("x").max().alias("mx"),
+        ])
+        .sort(vec![col("k")], vec![false], false);
+    let mut expected = Vec::new();
+    for k in 0..7i64 {
+        let kept: Vec<i64> = (0..10_000i64)
+            .filter(|i| i % 10 != 9 && i % 7 == k)
+            .collect();
+        let s4: i64 = kept.iter().map(|x| x * 4).sum();
+        let mx = kept.iter().max().unwrap();
+        expected.push(format!("{k}|{}|{s4}|{mx}", kept.len()));
+    }
+    assert_eq!(rows(&lf), expected);
+    // Without keys, and with a selection that is not a prefix.
+    let total = mostly_small()
+        .filter(col("x").lt(lit(1_000_000i64)))
+        .agg([count_star().alias("n"), col("x").min().alias("mn")]);
+    assert_eq!(rows(&total), vec!["9000|0"]);
+}

@@ -248,6 +248,7 @@ fn run_node(
     {
         let start = Instant::now();
         if let Some(morsels) = columnar::MorselInput::stream(input)? {
+            let morsels = morsels.selecting();
             let out = columnar::hash_aggregate(&morsels, keys, aggs, schema, ctx.agg_split_groups)?;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);

@@ -20,7 +20,9 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 
 pub use self::csv::CsvOptions;
-pub use self::filter::{LATE_MATERIALIZATION_MAX_SELECTIVITY, ScanFilter};
+pub use self::filter::{
+    LATE_MATERIALIZATION_MAX_SELECTIVITY, SELECTION_MIN_KEPT, ScanFilter, Selected,
+};
 pub use self::parquet::{ParquetScanMetrics, RowGroupUnit, row_group_may_match};
 pub use sink::{write_csv, write_ipc, write_parquet};
 
@@ -38,6 +40,15 @@ impl ScanUnit {
         match self {
             ScanUnit::Batch(b) => Ok(filter.apply(b.clone())?.into_iter().collect()),
             ScanUnit::ParquetRowGroup(u) => u.read(filter),
+        }
+    }
+
+    /// As [`ScanUnit::read`], but batches where `filter` kept most rows
+    /// may come whole with the kept rows' indices ([`ScanFilter::select`]).
+    pub fn read_selected(&self, filter: &ScanFilter) -> Result<Vec<Selected>> {
+        match self {
+            ScanUnit::Batch(b) => Ok(filter.select(b.clone())?.into_iter().collect()),
+            ScanUnit::ParquetRowGroup(u) => u.read_selected(filter),
         }
     }
 }

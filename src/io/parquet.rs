@@ -20,7 +20,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::schema::types::SchemaDescriptor;
 
-use super::filter::ScanFilter;
+use super::filter::{ScanFilter, Selected};
 use super::{BATCH_SIZE, nullable_schema, open};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
@@ -154,6 +154,19 @@ impl RowGroupUnit {
     /// When the filters have kept few rows so far, the reader decodes the
     /// filter columns first and the others only for the rows that pass.
     pub fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
+        self.decode(filter, false)?
+            .into_iter()
+            .map(Selected::materialize)
+            .collect()
+    }
+
+    /// As [`RowGroupUnit::read`], but batches where the filters kept most
+    /// rows come whole with the kept rows' indices ([`ScanFilter::select`]).
+    pub fn read_selected(&self, filter: &ScanFilter) -> Result<Vec<Selected>> {
+        self.decode(filter, true)
+    }
+
+    fn decode(&self, filter: &ScanFilter, select: bool) -> Result<Vec<Selected>> {
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
             open(&self.path)?,
             self.metadata.clone(),
@@ -188,7 +201,10 @@ impl RowGroupUnit {
         if !late {
             let mut out = Vec::new();
             for batch in batches {
-                out.extend(filter.apply(batch?)?);
+                out.extend(match select {
+                    true => filter.select(batch?)?,
+                    false => filter.apply(batch?)?.map(Selected::all),
+                });
             }
             return Ok(out);
         }
@@ -205,7 +221,7 @@ impl RowGroupUnit {
         self.metrics
             .late_materialized_row_groups
             .fetch_add(1, Ordering::Relaxed);
-        Ok(out)
+        Ok(out.into_iter().map(Selected::all).collect())
     }
 
     /// The scan's filters as one reader predicate over just the columns

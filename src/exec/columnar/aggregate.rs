@@ -22,6 +22,7 @@ use rayon::prelude::*;
 use super::MorselInput;
 use crate::error::Result;
 use crate::expr::AggFunc;
+use crate::io::Selected;
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder, partition_of};
@@ -112,9 +113,26 @@ impl Spec<'_> {
         part.table.as_ref().map_or(1, |t| t.len())
     }
 
-    /// Folds one batch into `p`.
-    fn update(&self, p: &mut Partial, batch: &RecordBatch) -> Result<()> {
-        let n = batch.num_rows();
+    /// Folds one batch into `p`; where it comes with a selection, only the
+    /// selected rows. Keys and arguments are computed for every row of the
+    /// batch; should that fail on a row the filter rejected (an overflow, a
+    /// cast), the selected rows are copied out and folded alone.
+    fn update(&self, p: &mut Partial, batch: Selected) -> Result<()> {
+        let inputs = match self.inputs(&batch.batch) {
+            Ok(inputs) => inputs,
+            Err(e) if batch.rows.is_none() => return Err(e),
+            Err(_) => {
+                let batch = Selected::all(batch.materialize()?);
+                let inputs = self.inputs(&batch.batch)?;
+                return self.fold_rows(p, &batch, inputs);
+            }
+        };
+        self.fold_rows(p, &batch, inputs)
+    }
+
+    /// The aggregate arguments (cast to what the accumulators take) and the
+    /// key columns of `batch`.
+    fn inputs(&self, batch: &RecordBatch) -> Result<(Vec<Vec<ArrayRef>>, Vec<ArrayRef>)> {
         let values = self
             .aggs
             .iter()
@@ -128,31 +146,43 @@ impl Spec<'_> {
                 accumulators::cast_inputs(&v, types)
             })
             .collect::<Result<Vec<_>>>()?;
-        let Some(encoder) = &self.encoder else {
-            p.groups.clear();
-            p.groups.resize(n, 0);
-            if p.rows.len() < n {
-                p.rows.extend(p.rows.len() as u32..n as u32);
-            }
-            return update_accs(&mut p.parts[0], &values, &p.rows[..n], &p.groups);
-        };
         let keys = self
             .keys
             .iter()
             .map(|k| evaluate_array(k, batch))
             .collect::<Result<Vec<_>>>()?;
+        Ok((values, keys))
+    }
+
+    fn fold_rows(
+        &self,
+        p: &mut Partial,
+        batch: &Selected,
+        (values, keys): (Vec<Vec<ArrayRef>>, Vec<ArrayRef>),
+    ) -> Result<()> {
+        let n = batch.batch.num_rows();
+        if batch.rows.is_none() && p.rows.len() < n {
+            p.rows.extend(p.rows.len() as u32..n as u32);
+        }
+        let rows: &[u32] = match &batch.rows {
+            Some(rows) => rows,
+            None => &p.rows[..n],
+        };
+        let Some(encoder) = &self.encoder else {
+            p.groups.clear();
+            p.groups.resize(rows.len(), 0);
+            return update_accs(&mut p.parts[0], &values, rows, &p.groups);
+        };
         let first = p.parts[0].table.as_ref().expect("keyed");
         let first_is_rows = first.is_rows();
         let encoded = encoder.encode_to_insert(first, &keys, &mut p.hashes)?;
+        let selected = || rows.iter().map(|&r| r as usize);
         if p.parts.len() == 1 {
             let part = &mut p.parts[0];
             p.groups.clear();
             let table = part.table.as_mut().expect("keyed");
-            table.insert_batch(encoder, &encoded, &p.hashes, &mut p.groups)?;
-            if p.rows.len() < n {
-                p.rows.extend(p.rows.len() as u32..n as u32);
-            }
-            update_accs(part, &values, &p.rows[..n], &p.groups)?;
+            table.insert_rows(encoder, &encoded, &p.hashes, selected(), &mut p.groups)?;
+            update_accs(part, &values, rows, &p.groups)?;
             if table_len(part) > self.split_groups {
                 let whole = p.parts.pop().expect("one part");
                 p.parts = self.split(whole)?;
@@ -167,22 +197,22 @@ impl Spec<'_> {
         // Bucket the rows by partition (counting sort), then fold each bucket.
         p.starts.clear();
         p.starts.resize(PARTITIONS + 1, 0);
-        for &h in &p.hashes {
-            p.starts[partition_of(h, PARTITIONS) + 1] += 1;
+        for r in selected() {
+            p.starts[partition_of(p.hashes[r], PARTITIONS) + 1] += 1;
         }
         for q in 0..PARTITIONS {
             p.starts[q + 1] += p.starts[q];
         }
-        p.order.resize(n, 0);
+        p.order.resize(rows.len(), 0);
         let mut fill = p.starts.clone();
-        for (i, &h) in p.hashes.iter().enumerate() {
-            let q = partition_of(h, PARTITIONS);
-            p.order[fill[q]] = i as u32;
+        for &r in rows {
+            let q = partition_of(p.hashes[r as usize], PARTITIONS);
+            p.order[fill[q]] = r;
             fill[q] += 1;
         }
         for (q, part) in p.parts.iter_mut().enumerate() {
-            let rows = &p.order[p.starts[q]..p.starts[q + 1]];
-            if rows.is_empty() {
+            let bucket = &p.order[p.starts[q]..p.starts[q + 1]];
+            if bucket.is_empty() {
                 continue;
             }
             p.groups.clear();
@@ -191,10 +221,10 @@ impl Spec<'_> {
                 encoder,
                 &encoded,
                 &p.hashes,
-                rows.iter().map(|&r| r as usize),
+                bucket.iter().map(|&r| r as usize),
                 &mut p.groups,
             )?;
-            update_accs(part, &values, rows, &p.groups)?;
+            update_accs(part, &values, bucket, &p.groups)?;
         }
         Ok(())
     }
@@ -326,8 +356,8 @@ pub fn hash_aggregate(
             })
             .collect(),
     };
-    let fold = |p: &mut Result<Partial>, batch: RecordBatch| match p {
-        Ok(p) => spec.update(p, &batch),
+    let fold = |p: &mut Result<Partial>, batch: Selected| match p {
+        Ok(p) => spec.update(p, batch),
         Err(_) => Ok(()),
     };
     // `first`/`last` need the partials in input order; the others are

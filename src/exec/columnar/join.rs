@@ -313,7 +313,10 @@ pub fn hash_join_streaming(
     let (morsels, probe) = right;
     let table = JoinTable::new(left, &probe, true, how, filter, schema)?;
     let parts: Vec<Vec<RecordBatch>> = morsels.fold(Vec::new, |out, batch| {
-        if let Some(b) = table.probe(&batch)?.filter(|b| b.num_rows() > 0) {
+        if let Some(b) = table
+            .probe(&batch.materialize()?)?
+            .filter(|b| b.num_rows() > 0)
+        {
             out.push(b);
         }
         Ok(())

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::pipeline::apply_stages;
 use crate::error::Result;
-use crate::io::{ScanFilter, ScanUnit};
+use crate::io::{ScanFilter, ScanUnit, Selected};
 use crate::physical::{PhysicalPlan, Stage};
 
 /// Independent units of input plus the stages each batch goes through.
@@ -23,6 +23,9 @@ pub struct MorselInput {
     pub stages: Vec<Stage>,
     /// Rows that came out of the stages (for metrics).
     pub rows: AtomicUsize,
+    /// Whether the consumer takes batches with a selection of rows
+    /// ([`MorselInput::selecting`]).
+    select: bool,
 }
 
 impl MorselInput {
@@ -33,7 +36,56 @@ impl MorselInput {
             filter: ScanFilter::default(),
             stages: vec![],
             rows: AtomicUsize::new(0),
+            select: false,
         }
+    }
+
+    /// This input for a consumer that skips unselected rows itself: where
+    /// the scan's filter keeps most of a batch's rows, the batch comes whole
+    /// with the kept rows' indices instead of a filtered copy. Only where
+    /// every stage is a projection, which keeps rows where they are.
+    pub fn selecting(mut self) -> Self {
+        self.select = self.stages.iter().all(|s| matches!(s, Stage::Project(..)));
+        self
+    }
+
+    /// Reads one unit and passes each batch, through the stages, to `f`.
+    fn read_unit(&self, unit: &ScanUnit, mut f: impl FnMut(Selected) -> Result<()>) -> Result<()> {
+        if !self.select {
+            for batch in unit.read(&self.filter)? {
+                if let Some(b) = apply_stages(batch, &self.stages)? {
+                    self.rows.fetch_add(b.num_rows(), Ordering::Relaxed);
+                    f(Selected::all(b))?;
+                }
+            }
+            return Ok(());
+        }
+        for selected in unit.read_selected(&self.filter)? {
+            let Selected { batch, rows } = selected;
+            // The stages now also see rows the filter rejected; should that
+            // fail (an overflow, a cast), they run on the kept rows alone.
+            let staged = match rows {
+                None => apply_stages(batch, &self.stages)?.map(Selected::all),
+                Some(rows) => match apply_stages(batch.clone(), &self.stages) {
+                    Ok(b) => b.map(|batch| Selected {
+                        batch,
+                        rows: Some(rows),
+                    }),
+                    Err(_) => {
+                        let kept = Selected {
+                            batch,
+                            rows: Some(rows),
+                        };
+                        apply_stages(kept.materialize()?, &self.stages)?.map(Selected::all)
+                    }
+                },
+            };
+            if let Some(s) = staged {
+                self.rows.fetch_add(s.num_rows(), Ordering::Relaxed);
+                f(s)?;
+            }
+        }
+        Ok(())
     }
 
     /// The scan units of `plan` if it is a scan or a pipeline over a scan;
@@ -51,6 +103,7 @@ impl MorselInput {
                 filter: ScanFilter::new(filters.clone()),
                 stages: vec![],
                 rows: AtomicUsize::new(0),
+                select: false,
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => Self::stream(input)?.map(|mut m| {
                 m.stages.extend(stages.iter().cloned());
@@ -68,7 +121,7 @@ impl MorselInput {
     pub fn fold_per_thread<T: Send>(
         &self,
         init: impl Fn() -> T + Sync + Send,
-        f: impl Fn(&mut T, RecordBatch) -> Result<()> + Sync + Send,
+        f: impl Fn(&mut T, Selected) -> Result<()> + Sync + Send,
     ) -> Result<Vec<T>> {
         use std::sync::{Mutex, TryLockError};
         let slots: Vec<Mutex<Option<T>>> = (0..rayon::current_num_threads().max(1))
@@ -77,15 +130,8 @@ impl MorselInput {
         // States of units that ran while their thread's slot was taken (a
         // worker that stole work while it waited inside a unit).
         let extra: Mutex<Vec<T>> = Mutex::new(Vec::new());
-        let fold_unit = |state: &mut T, unit: &ScanUnit| -> Result<()> {
-            for batch in unit.read(&self.filter)? {
-                if let Some(b) = apply_stages(batch, &self.stages)? {
-                    self.rows.fetch_add(b.num_rows(), Ordering::Relaxed);
-                    f(state, b)?;
-                }
-            }
-            Ok(())
-        };
+        let fold_unit =
+            |state: &mut T, unit: &ScanUnit| self.read_unit(unit, |batch| f(state, batch));
         self.units
             .par_iter()
             .with_min_len(1)
@@ -117,18 +163,13 @@ impl MorselInput {
     pub fn fold<T: Send>(
         &self,
         init: impl Fn() -> T + Sync + Send,
-        f: impl Fn(&mut T, RecordBatch) -> Result<()> + Sync + Send,
+        f: impl Fn(&mut T, Selected) -> Result<()> + Sync + Send,
     ) -> Result<Vec<T>> {
         self.units
             .par_iter()
             .with_min_len(1)
             .try_fold(&init, |mut state, unit| {
-                for batch in unit.read(&self.filter)? {
-                    if let Some(b) = apply_stages(batch, &self.stages)? {
-                        self.rows.fetch_add(b.num_rows(), Ordering::Relaxed);
-                        f(&mut state, b)?;
-                    }
-                }
+                self.read_unit(unit, |batch| f(&mut state, batch))?;
                 Ok(state)
             })
             .collect()
