@@ -301,4 +301,19 @@ fn bench_runs_the_lazyframe_version_of_a_question_with_the_same_answer() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no LazyFrame version of h2o/nothing"), "{err}");
+    // A bad query after a good one: the error comes before any timing, and
+    // the table is not started.
+    let bad = dir.path().join("bad.sql");
+    std::fs::write(&bad, "select nope from x").unwrap();
+    let out = sloth()
+        .args(["bench", "--runs", "1", "--data"])
+        .arg(dir.path())
+        .arg(query)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nope"), "{err}");
 }

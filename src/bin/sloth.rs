@@ -475,9 +475,10 @@ fn bench(
     if let Some(dir) = &results {
         std::fs::create_dir_all(dir)?;
     }
-    let mut entries = Vec::new();
-    let mut total = 0.0;
-    println!("{:<24} {:>10} {:>10}", "query", "median s", "rows");
+    // Every query is planned before any runs, so a bad one (a missing
+    // file, bad SQL, a question without a LazyFrame version) fails before
+    // the table starts.
+    let mut planned = Vec::with_capacity(files.len());
     for f in &files {
         let name = f
             .file_stem()
@@ -493,6 +494,12 @@ fn bench(
                 ctx.sql(sql.trim().trim_end_matches(';'))?
             }
         };
+        planned.push((name, lf));
+    }
+    let mut entries = Vec::new();
+    let mut total = 0.0;
+    println!("{:<24} {:>10} {:>10}", "query", "median s", "rows");
+    for (name, lf) in &planned {
         let df = lf.collect()?; // warm-up
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs.max(1) {

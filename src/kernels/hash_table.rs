@@ -613,26 +613,6 @@ impl GroupTable {
         }
     }
 
-    /// As [`GroupTable::find_all`] over tables that each hold the keys of
-    /// one hash partition ([`partition_of`] over `tables.len()`); group ids
-    /// come out shifted by their table's `offsets` entry.
-    pub fn find_all_partitioned(
-        tables: &[GroupTable],
-        offsets: &[u32],
-        keys: &KeyBatch,
-        hashes: &[u64],
-        out: &mut Vec<u32>,
-    ) {
-        let parts = tables.len();
-        out.clear();
-        out.extend(hashes.iter().enumerate().map(|(i, &h)| {
-            let p = partition_of(h, parts);
-            tables[p]
-                .find(keys, h, i)
-                .map_or(u32::MAX, |g| offsets[p] + g)
-        }));
-    }
-
     /// The group of row `i`, if it exists. Null keys never match (join semantics).
     #[inline]
     pub fn find(&self, keys: &KeyBatch, hash: u64, i: usize) -> Option<u32> {

@@ -46,7 +46,10 @@ impl BuildTable {
         let mut next = vec![NONE; n];
         if partitions == 1 {
             let mut table = GroupTable::for_batch(encoder, encoded);
-            let rows = (0..n).rev().filter(|&i| !encoded.is_null(i));
+            let rows = (0..n)
+                .rev()
+                .filter(|&i| !encoded.is_null(i))
+                .map(|i| (i, i));
             let head = chain(&mut table, encoded, hashes, rows, &mut next);
             let unique = head.len() == n;
             debug_assert!(
@@ -91,15 +94,8 @@ impl BuildTable {
                 let rows = &order[starts[p]..starts[p + 1]];
                 let mut table = GroupTable::for_batch(encoder, encoded);
                 let mut local_next = vec![NONE; rows.len()];
-                let mut head: Vec<u32> = Vec::new();
-                for (j, &i) in rows.iter().enumerate().rev() {
-                    let g = table.find_or_insert(encoded, hashes[i as usize], i as usize) as usize;
-                    if g == head.len() {
-                        head.push(NONE);
-                    }
-                    local_next[j] = head[g];
-                    head[g] = i;
-                }
+                let rows = rows.iter().enumerate().rev().map(|(j, &i)| (j, i as usize));
+                let head = chain(&mut table, encoded, hashes, rows, &mut local_next);
                 (table, head, local_next)
             })
             .collect();
@@ -131,10 +127,18 @@ impl BuildTable {
     /// The first build row matching each probe row into `out` (cleared
     /// first), or [`NONE`]; more follow through [`BuildTable::next`].
     pub fn first_rows(&self, keys: &KeyBatch, hashes: &[u64], out: &mut Vec<u32>) {
-        if self.tables.len() == 1 {
-            self.tables[0].find_all(keys, hashes, out);
+        if let [table] = self.tables.as_slice() {
+            table.find_all(keys, hashes, out);
         } else {
-            GroupTable::find_all_partitioned(&self.tables, &self.offsets, keys, hashes, out);
+            // Group ids of partition p's table start at `offsets[p]` in `head`.
+            let parts = self.tables.len();
+            out.clear();
+            out.extend(hashes.iter().enumerate().map(|(i, &h)| {
+                let p = partition_of(h, parts);
+                self.tables[p]
+                    .find(keys, h, i)
+                    .map_or(NONE, |g| self.offsets[p] + g)
+            }));
         }
         let last_row = (self.next.len() as u32).wrapping_sub(1);
         for g in out.iter_mut() {
@@ -148,21 +152,23 @@ impl BuildTable {
 }
 
 /// Inserts `rows` (in the order given) into `table`, prepending each to its
-/// key's chain; returns each group's first row.
+/// key's chain; returns each group's first row. Each item is a row and the
+/// slot of `next` that holds the row after it in its chain (the row itself
+/// for a whole build; its place in the partition for a partition's build).
 fn chain(
     table: &mut GroupTable,
     encoded: &KeyBatch,
     hashes: &[u64],
-    rows: impl Iterator<Item = usize>,
+    rows: impl Iterator<Item = (usize, usize)>,
     next: &mut [u32],
 ) -> Vec<u32> {
     let mut head: Vec<u32> = Vec::new();
-    for i in rows {
+    for (slot, i) in rows {
         let g = table.find_or_insert(encoded, hashes[i], i) as usize;
         if g == head.len() {
             head.push(NONE);
         }
-        next[i] = head[g];
+        next[slot] = head[g];
         head[g] = i as u32;
     }
     head
