@@ -43,6 +43,14 @@ impl ScanUnit {
         }
     }
 
+    /// Rows the unit holds before any filter.
+    pub fn num_rows(&self) -> usize {
+        match self {
+            ScanUnit::Batch(b) => b.num_rows(),
+            ScanUnit::ParquetRowGroup(u) => u.num_rows(),
+        }
+    }
+
     /// As [`ScanUnit::read`], but batches where `filter` kept most rows
     /// may come whole with the kept rows' indices ([`ScanFilter::select`]).
     pub fn read_selected(&self, filter: &ScanFilter) -> Result<Vec<Selected>> {

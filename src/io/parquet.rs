@@ -160,6 +160,18 @@ impl RowGroupUnit {
             .collect()
     }
 
+    /// Rows the unit holds before any filter (after page-index pruning).
+    pub fn num_rows(&self) -> usize {
+        match &self.selection {
+            Some(sel) => sel.row_count(),
+            None => self
+                .metadata
+                .metadata()
+                .row_group(self.row_group)
+                .num_rows() as usize,
+        }
+    }
+
     /// As [`RowGroupUnit::read`], but batches where the filters kept most
     /// rows come whole with the kept rows' indices ([`ScanFilter::select`]).
     pub fn read_selected(&self, filter: &ScanFilter) -> Result<Vec<Selected>> {
@@ -209,15 +221,7 @@ impl RowGroupUnit {
             return Ok(out);
         }
         let out = batches.collect::<Result<Vec<_>>>()?;
-        let rows_in = match &self.selection {
-            Some(sel) => sel.row_count(),
-            None => self
-                .metadata
-                .metadata()
-                .row_group(self.row_group)
-                .num_rows() as usize,
-        };
-        filter.record(rows_in, out.iter().map(|b| b.num_rows()).sum());
+        filter.record(self.num_rows(), out.iter().map(|b| b.num_rows()).sum());
         self.metrics
             .late_materialized_row_groups
             .fetch_add(1, Ordering::Relaxed);

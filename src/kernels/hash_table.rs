@@ -321,6 +321,34 @@ impl GroupTable {
         Ok(())
     }
 
+    /// Makes room for `groups` more groups (their keys sized like the
+    /// average key so far), so a table expected to grow large does not
+    /// copy itself at every doubling.
+    pub fn reserve(&mut self, groups: usize) {
+        match self {
+            GroupTable::Int { table, keys, .. } => {
+                table.reserve(groups, |&(k, _)| hash_i64(k));
+                keys.reserve(groups);
+            }
+            GroupTable::Packed { table, keys } => {
+                table.reserve(groups, |&(k, _)| hash_u128(k));
+                keys.reserve(groups);
+            }
+            GroupTable::Rows {
+                table,
+                hashes,
+                data,
+                offsets,
+            } => {
+                let key_bytes = data.len() / hashes.len().max(1);
+                table.reserve(groups, |&g| hashes[g as usize]);
+                data.reserve(groups * key_bytes);
+                offsets.reserve(groups);
+                hashes.reserve(groups);
+            }
+        }
+    }
+
     /// Number of groups so far.
     pub fn len(&self) -> usize {
         match self {
@@ -670,7 +698,25 @@ mod tests {
             .insert_batch(&enc, &kb, &hashes, &mut batched)
             .unwrap();
         assert_eq!(one_by_one, batched);
+        // A table that reserves room half way gives the same ids.
+        let mut reserved = GroupTable::for_batch(&enc, &kb);
+        let half = hashes.len() / 2;
+        let mut ids: Vec<u32> = (0..half)
+            .map(|i| reserved.find_or_insert(&kb, hashes[i], i))
+            .collect();
+        reserved.reserve(1_000);
+        ids.extend((half..hashes.len()).map(|i| reserved.find_or_insert(&kb, hashes[i], i)));
+        assert_eq!(one_by_one, ids);
         one_by_one
+    }
+
+    #[test]
+    fn keys_too_long_to_pack_get_dense_ids_in_byte_rows() {
+        let long = |s: &str| format!("{s}-a-key-longer-than-sixteen-bytes");
+        let a: ArrayRef = Arc::new(StringArray::from(
+            ["p", "q", "p", "r", "q", "p"].map(long).to_vec(),
+        ));
+        assert_eq!(groups(vec![a]), vec![0, 1, 0, 2, 1, 0]);
     }
 
     #[test]

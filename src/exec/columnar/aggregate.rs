@@ -53,6 +53,9 @@ struct Spec<'a> {
     encoder: Option<KeyEncoder>,
     /// Groups past which a thread's table splits into partitions.
     split_groups: usize,
+    /// Where the rows come from (its size guides how much a split table
+    /// reserves).
+    input: &'a MorselInput,
 }
 
 /// Groups and their aggregate state: a whole table, or one hash partition.
@@ -72,6 +75,8 @@ struct Partial {
     /// Rows of the batch bucketed by partition, and where each bucket starts.
     order: Vec<u32>,
     starts: Vec<usize>,
+    /// Rows folded so far.
+    rows_seen: usize,
 }
 
 impl Spec<'_> {
@@ -106,6 +111,7 @@ impl Spec<'_> {
             hashes: vec![],
             order: vec![],
             starts: vec![],
+            rows_seen: 0,
         })
     }
 
@@ -177,6 +183,7 @@ impl Spec<'_> {
         let first_is_rows = first.is_rows();
         let encoded = encoder.encode_to_insert(first, &keys, &mut p.hashes)?;
         let selected = || rows.iter().map(|&r| r as usize);
+        p.rows_seen += rows.len();
         if p.parts.len() == 1 {
             let part = &mut p.parts[0];
             p.groups.clear();
@@ -186,6 +193,7 @@ impl Spec<'_> {
             if table_len(part) > self.split_groups {
                 let whole = p.parts.pop().expect("one part");
                 p.parts = self.split(whole)?;
+                self.reserve_after_split(p);
             }
             return Ok(());
         }
@@ -227,6 +235,29 @@ impl Spec<'_> {
             update_accs(part, &values, bucket, &p.groups)?;
         }
         Ok(())
+    }
+
+    /// Reserves each partition of a just-split table its share of the
+    /// groups the thread is expected to end with: groups growing with rows
+    /// as they have so far, over the rows a thread can expect (the input's
+    /// rows times the scan filter's selectivity, over the threads). A table
+    /// of 10M groups otherwise copies itself at every doubling, into fresh
+    /// pages the kernel must zero.
+    fn reserve_after_split(&self, p: &mut Partial) {
+        let total: usize = self.input.units.iter().map(|u| u.num_rows()).sum();
+        let kept = self.input.filter.selectivity().unwrap_or(1.0);
+        let per_thread = (total as f64 * kept) / rayon::current_num_threads().max(1) as f64;
+        let groups: usize = p.parts.iter().map(table_len).sum();
+        if p.rows_seen == 0 || per_thread <= p.rows_seen as f64 {
+            return;
+        }
+        let expected = (groups as f64 * per_thread / p.rows_seen as f64).min(per_thread);
+        let more = (expected as usize).saturating_sub(groups) / PARTITIONS;
+        for part in &mut p.parts {
+            if let Some(t) = &mut part.table {
+                t.reserve(more);
+            }
+        }
     }
 
     /// Adds the groups of `theirs` whose hash falls in `partition` (all when
@@ -348,6 +379,7 @@ pub fn hash_aggregate(
         },
         key_types,
         split_groups,
+        input,
         arg_types: aggs
             .iter()
             .map(|a| {
