@@ -10,6 +10,11 @@
 //! data instead of trusting an estimate. Kept rows must also come in runs
 //! (data clustered on the filtered column): the reader decodes scattered
 //! rows in full anyway.
+//!
+//! At the other end, a filter that keeps nearly every row costs a copy of
+//! every column for little gain; a consumer that can skip rows itself (an
+//! aggregation) asks for [`ScanFilter::select`] and gets such batches whole
+//! with the kept rows' indices ([`Selected`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
