@@ -126,6 +126,15 @@ impl ScanFilter {
         Ok(keep_rows(batch, &mask)?.map(Selected::all))
     }
 
+    /// [`ScanFilter::select`] with `select`, else [`ScanFilter::apply`].
+    pub fn filter_or_select(&self, batch: RecordBatch, select: bool) -> Result<Option<Selected>> {
+        if select {
+            self.select(batch)
+        } else {
+            Ok(self.filter(batch)?.map(Selected::all))
+        }
+    }
+
     fn filter(&self, mut batch: RecordBatch) -> Result<Option<RecordBatch>> {
         let rows_in = batch.num_rows();
         // Runs are counted on the first filter's mask only: later masks are

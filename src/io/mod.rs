@@ -51,12 +51,16 @@ impl ScanUnit {
         }
     }
 
-    /// As [`ScanUnit::read`], but batches where `filter` kept most rows
-    /// may come whole with the kept rows' indices ([`ScanFilter::select`]).
-    pub fn read_selected(&self, filter: &ScanFilter) -> Result<Vec<Selected>> {
+    /// As [`ScanUnit::read`]; with `select`, batches where `filter` kept
+    /// most rows come whole with the kept rows' indices
+    /// ([`ScanFilter::select`]).
+    pub fn read_selected(&self, filter: &ScanFilter, select: bool) -> Result<Vec<Selected>> {
         match self {
-            ScanUnit::Batch(b) => Ok(filter.select(b.clone())?.into_iter().collect()),
-            ScanUnit::ParquetRowGroup(u) => u.read_selected(filter),
+            ScanUnit::Batch(b) => Ok(filter
+                .filter_or_select(b.clone(), select)?
+                .into_iter()
+                .collect()),
+            ScanUnit::ParquetRowGroup(u) => u.read_selected(filter, select),
         }
     }
 }

@@ -154,7 +154,7 @@ impl RowGroupUnit {
     /// When the filters have kept few rows so far, the reader decodes the
     /// filter columns first and the others only for the rows that pass.
     pub fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
-        self.decode(filter, false)?
+        self.read_selected(filter, false)?
             .into_iter()
             .map(Selected::materialize)
             .collect()
@@ -172,13 +172,10 @@ impl RowGroupUnit {
         }
     }
 
-    /// As [`RowGroupUnit::read`], but batches where the filters kept most
-    /// rows come whole with the kept rows' indices ([`ScanFilter::select`]).
-    pub fn read_selected(&self, filter: &ScanFilter) -> Result<Vec<Selected>> {
-        self.decode(filter, true)
-    }
-
-    fn decode(&self, filter: &ScanFilter, select: bool) -> Result<Vec<Selected>> {
+    /// As [`RowGroupUnit::read`]; with `select`, batches where the filters
+    /// kept most rows come whole with the kept rows' indices
+    /// ([`ScanFilter::select`]).
+    pub fn read_selected(&self, filter: &ScanFilter, select: bool) -> Result<Vec<Selected>> {
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
             open(&self.path)?,
             self.metadata.clone(),
@@ -213,10 +210,7 @@ impl RowGroupUnit {
         if !late {
             let mut out = Vec::new();
             for batch in batches {
-                out.extend(match select {
-                    true => filter.select(batch?)?,
-                    false => filter.apply(batch?)?.map(Selected::all),
-                });
+                out.extend(filter.filter_or_select(batch?, select)?);
             }
             return Ok(out);
         }

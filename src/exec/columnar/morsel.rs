@@ -51,34 +51,17 @@ impl MorselInput {
 
     /// Reads one unit and passes each batch, through the stages, to `f`.
     fn read_unit(&self, unit: &ScanUnit, mut f: impl FnMut(Selected) -> Result<()>) -> Result<()> {
-        if !self.select {
-            for batch in unit.read(&self.filter)? {
-                if let Some(b) = apply_stages(batch, &self.stages)? {
-                    self.rows.fetch_add(b.num_rows(), Ordering::Relaxed);
-                    f(Selected::all(b))?;
+        for Selected { batch, rows } in unit.read_selected(&self.filter, self.select)? {
+            let staged = match apply_stages(batch.clone(), &self.stages) {
+                Ok(b) => b.map(|batch| Selected { batch, rows }),
+                // With a selection the stages also saw rows the filter
+                // rejected; should that fail (an overflow, a cast), they
+                // run on the kept rows alone.
+                Err(_) if rows.is_some() => {
+                    let kept = Selected { batch, rows }.materialize()?;
+                    apply_stages(kept, &self.stages)?.map(Selected::all)
                 }
-            }
-            return Ok(());
-        }
-        for selected in unit.read_selected(&self.filter)? {
-            let Selected { batch, rows } = selected;
-            // The stages now also see rows the filter rejected; should that
-            // fail (an overflow, a cast), they run on the kept rows alone.
-            let staged = match rows {
-                None => apply_stages(batch, &self.stages)?.map(Selected::all),
-                Some(rows) => match apply_stages(batch.clone(), &self.stages) {
-                    Ok(b) => b.map(|batch| Selected {
-                        batch,
-                        rows: Some(rows),
-                    }),
-                    Err(_) => {
-                        let kept = Selected {
-                            batch,
-                            rows: Some(rows),
-                        };
-                        apply_stages(kept.materialize()?, &self.stages)?.map(Selected::all)
-                    }
-                },
+                Err(e) => return Err(e),
             };
             if let Some(s) = staged {
                 self.rows.fetch_add(s.num_rows(), Ordering::Relaxed);
