@@ -579,3 +579,66 @@ fn aggregation_over_a_filter_keeping_most_rows_skips_the_rest() {
         .agg([count_star().alias("n"), col("x").min().alias("mn")]);
     assert_eq!(rows(&total), vec!["9000|0"]);
 }
+
+/// 5,000 rows in 100-row batches: key `id` cycles through 0..50 with a null
+/// every 13th row; `v` is the row number.
+fn many_keyed() -> LazyFrame {
+    use arrow::array::{Int64Array, RecordBatch};
+    use std::sync::Arc;
+    let n = 5_000i64;
+    let batch = RecordBatch::try_from_iter(vec![
+        (
+            "id",
+            Arc::new(Int64Array::from_iter(
+                (0..n).map(|i| (i % 13 != 0).then_some(i % 50)),
+            )) as _,
+        ),
+        ("v", Arc::new(Int64Array::from_iter_values(0..n)) as _),
+    ])
+    .unwrap();
+    LazyFrame::from_batches_with_schema(batch.schema(), split(&batch, 100)).unwrap()
+}
+
+#[test]
+fn a_large_scan_on_the_left_streams_through_a_table_built_on_the_right() {
+    // The small right side is built on and the left scan streams through
+    // the probe: every join kind must give what the unfused executor
+    // (both sides materialized, the smaller built) gives.
+    use sloth::exec::{ExecContext, execute_with};
+    for how in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Full,
+        JoinType::Semi,
+        JoinType::Anti,
+    ] {
+        let lf = many_keyed().join(&right(), [col("id")], [col("id")], how);
+        let profile = lf.profile().unwrap();
+        assert!(
+            profile.contains("left (probe) side streamed"),
+            "{how:?}: {profile}"
+        );
+        let plan = lf.physical_plan().unwrap();
+        let unfused = execute_with(&plan, &ExecContext::unfused()).unwrap();
+        let mut want = rows_of(&DataFrame::new(plan.schema(), unfused));
+        want.sort();
+        let got = sorted_rows(&lf);
+        assert_eq!(got, want, "{how:?}");
+        // Right keys: 2 twice, 3, null, 1; left rows with key k: 100 minus
+        // the multiples of 13 among them.
+        let left_rows = |k: i64| (0..5_000i64).filter(|i| i % 50 == k && i % 13 != 0).count();
+        let hit = left_rows(1) + left_rows(2) + left_rows(3);
+        let matched = hit + left_rows(2);
+        let expected = match how {
+            JoinType::Inner => matched,
+            JoinType::Left => matched + 5_000 - hit,
+            JoinType::Right => matched + 1,
+            JoinType::Full => matched + 5_000 - hit + 1,
+            JoinType::Semi => hit,
+            JoinType::Anti => 5_000 - hit,
+            JoinType::Cross => unreachable!(),
+        };
+        assert_eq!(got.len(), expected, "{how:?}");
+    }
+}

@@ -257,10 +257,11 @@ fn run_node(
             return Ok((out, elapsed));
         }
     }
-    // A hash join whose right input is a scan pipeline expected to be at
-    // least as large as its left input (after the scan's filters): build on
-    // the left, stream the right through the probe. Otherwise both sides
-    // are materialized and the smaller one is built on.
+    // A hash join with a scan pipeline on one side: build on the other side
+    // and stream the scan through the probe, when the built side turns out
+    // no larger than the scan is expected to be (after its filters). The
+    // scan streamed is the larger expected one when both sides are scans.
+    // Otherwise both sides are materialized and the smaller one is built on.
     if let (
         PhysicalPlan::HashJoin {
             left,
@@ -274,43 +275,78 @@ fn run_node(
         },
         true,
     ) = (plan, ctx.fuse)
-        && let Some(estimate) = streamable_rows(right)
+        && let Some((stream_left, estimate)) = match (streamable_rows(left), streamable_rows(right))
+        {
+            (Some(l), Some(r)) if l > r => Some((true, l)),
+            (_, Some(r)) => Some((false, r)),
+            (Some(l), None) => Some((true, l)),
+            (None, None) => None,
+        }
     {
-        let (left_batches, left_time) = run(left, ctx, next_id, depth + 1)?;
-        let left_rows: usize = left_batches.iter().map(|b| b.num_rows()).sum();
-        if left_rows <= estimate
-            && let Some(morsels) = columnar::MorselInput::stream(right)?
+        // Node ids are pre-order whichever side runs first.
+        let left_id = id + 1;
+        let right_id = left_id + shared::node_count(left);
+        *next_id = right_id + shared::node_count(right);
+        let (built, streamed, built_id, streamed_id) = if stream_left {
+            (right, left, right_id, left_id)
+        } else {
+            (left, right, left_id, right_id)
+        };
+        let (built_keys, streamed_keys) = if stream_left {
+            (right_keys, left_keys)
+        } else {
+            (left_keys, right_keys)
+        };
+        let (built_batches, built_time) = run(built, ctx, &mut built_id.clone(), depth + 1)?;
+        let built_rows: usize = built_batches.iter().map(|b| b.num_rows()).sum();
+        if built_rows <= estimate
+            && let Some(morsels) = columnar::MorselInput::stream(streamed)?
         {
             let start = Instant::now();
             let build = columnar::JoinSide {
-                batches: left_batches,
-                schema: left.schema(),
-                keys: left_keys,
+                batches: built_batches,
+                schema: built.schema(),
+                keys: built_keys,
             };
             let probe = columnar::JoinSide {
                 batches: vec![],
-                schema: right.schema(),
-                keys: right_keys,
+                schema: streamed.schema(),
+                keys: streamed_keys,
             };
             let out = columnar::hash_join_streaming(
                 build,
                 (&morsels, probe),
+                !stream_left,
                 *how,
                 filter.as_ref(),
                 schema,
             )?;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
-            record_fused(right, ctx, next_id, depth + 1, rows_in);
-            ctx.record(id, depth, plan, &out, elapsed, "probe side streamed".into());
-            return Ok((out, left_time + elapsed));
+            record_fused(streamed, ctx, &mut streamed_id.clone(), depth + 1, rows_in);
+            let side = if stream_left { "left" } else { "right" };
+            ctx.record(
+                id,
+                depth,
+                plan,
+                &out,
+                elapsed,
+                format!("{side} (probe) side streamed"),
+            );
+            return Ok((out, built_time + elapsed));
         }
-        let (right_batches, right_time) = run(right, ctx, next_id, depth + 1)?;
+        let (streamed_batches, streamed_time) =
+            run(streamed, ctx, &mut streamed_id.clone(), depth + 1)?;
+        let inputs = if stream_left {
+            vec![streamed_batches, built_batches]
+        } else {
+            vec![built_batches, streamed_batches]
+        };
         let start = Instant::now();
-        let out = columnar::run_operator(plan, vec![left_batches, right_batches], ctx)?;
+        let out = columnar::run_operator(plan, inputs, ctx)?;
         let self_time = start.elapsed();
         ctx.record(id, depth, plan, &out, self_time, String::new());
-        return Ok((out, left_time + right_time + self_time));
+        return Ok((out, built_time + streamed_time + self_time));
     }
     let mut child_time = Duration::ZERO;
     let mut inputs = Vec::new();

@@ -301,17 +301,19 @@ pub fn hash_join(
     Ok(out)
 }
 
-/// Joins a materialized `left` (the build side) with a `right` input that
-/// streams in as morsels: each thread probes the batches it reads.
+/// Joins a materialized `build` side with a `probe` input that streams in as
+/// morsels: each thread probes the batches it reads. `build_is_left` says
+/// which side of the join the built rows are.
 pub fn hash_join_streaming(
-    left: JoinSide,
-    right: (&super::MorselInput, JoinSide),
+    build: JoinSide,
+    probe: (&super::MorselInput, JoinSide),
+    build_is_left: bool,
     how: JoinType,
     filter: Option<&PhysicalExpr>,
     schema: &SchemaRef,
 ) -> Result<Vec<RecordBatch>> {
-    let (morsels, probe) = right;
-    let table = JoinTable::new(left, &probe, true, how, filter, schema)?;
+    let (morsels, probe) = probe;
+    let table = JoinTable::new(build, &probe, build_is_left, how, filter, schema)?;
     let parts: Vec<Vec<RecordBatch>> = morsels.fold(Vec::new, |out, batch| {
         if let Some(b) = table
             .probe(&batch.materialize()?)?
