@@ -317,3 +317,51 @@ fn bench_runs_the_lazyframe_version_of_a_question_with_the_same_answer() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nope"), "{err}");
 }
+
+#[test]
+fn bench_serve_answers_requests_with_json_lines() {
+    let dir = csv_dir();
+    let good = dir.path().join("good.sql");
+    std::fs::write(&good, "select name from t where score > 2").unwrap();
+    let bad = dir.path().join("bad.sql");
+    std::fs::write(&bad, "select nope from t").unwrap();
+    let results = dir.path().join("results");
+    let mut child = sloth()
+        .args(["bench", "--serve", "--data"])
+        .arg(dir.path())
+        .arg("--results")
+        .arg(&results)
+        .args([&good, &bad])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"warm good\ntime good\ntime bad\ntime missing\nhello\nquit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_success(&out);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "{stdout}");
+    assert!(
+        lines[0].starts_with("{\"s\":") && lines[0].ends_with(",\"rows\":1}"),
+        "{stdout}"
+    );
+    assert!(lines[1].starts_with("{\"s\":"), "{stdout}");
+    // A query that does not plan is answered with its error; serving goes on.
+    assert!(
+        lines[2].contains("\"error\"") && lines[2].contains("nope"),
+        "{stdout}"
+    );
+    assert!(lines[3].contains("no query named 'missing'"), "{stdout}");
+    assert!(lines[4].contains("unknown request 'hello'"), "{stdout}");
+    assert!(lines[5].starts_with("{\"peak_rss_mb\":"), "{stdout}");
+    // `warm` wrote the result; `time` did not write a second one.
+    let written = std::fs::read_to_string(results.join("good.csv")).unwrap();
+    assert_eq!(written, "name\nann\n");
+    assert!(!results.join("bad.csv").exists());
+}

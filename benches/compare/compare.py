@@ -7,8 +7,8 @@ peak memory is its own); the engines are interleaved: for each query, every
 engine does a warm-up run, then the timed rounds go round the engines (in a
 rotating order), so machine noise falls on all engines alike. The median of
 --runs timed runs is reported. The Python engines are long-lived workers
-driven over a pipe; sloth runs `sloth bench --runs 1` per round (a warm-up
-and one timed run in its own process). `sloth-lazy` is sloth running the
+driven over a pipe, and so is sloth (`sloth bench --serve`, one process
+per suite). `sloth-lazy` is sloth running the
 same questions written with its LazyFrame API (`sloth bench --api lazy`,
 programs in src/queries/), for the questions that have such a version.
 """
@@ -18,11 +18,9 @@ import math
 import os
 import pathlib
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -187,24 +185,23 @@ def query_names(suite):
     return {f"q{i:02}": ROOT / f"queries/h2o/{kind}-q{i:02}.sql" for i in range(1, n + 1)}
 
 
-class PythonEngine:
-    """A long-lived worker process serving one engine."""
+class PipeEngine:
+    """A long-lived process answering `warm NAME`, `time NAME` and `quit`
+    on stdin with one JSON line each (see `worker`)."""
 
-    def __init__(self, engine, suite, data, out):
-        self.p = subprocess.Popen([sys.executable, __file__, "--worker", engine, suite, str(data), str(out)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.load_s = self._answer().get("load_s")
+    def __init__(self, cmd):
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def _answer(self):
-        line = self.p.stdout.readline()
-        if not line:
-            raise RuntimeError("worker exited")
-        return json.loads(line)
+    def request(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        answer = self.p.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"{self.p.args[0]} exited")
+        return json.loads(answer)
 
     def ask(self, cmd, name=""):
-        self.p.stdin.write(f"{cmd} {name}\n")
-        self.p.stdin.flush()
-        return self._answer()
+        return self.request(f"{cmd} {name}")
 
     def warm(self, name):
         return self.ask("warm", name)
@@ -218,48 +215,45 @@ class PythonEngine:
         return peak
 
 
-class SlothEngine:
-    """`sloth bench --runs 1` per round: its own warm-up, then one timed run.
-    `api` is "sql" or "lazy" (the LazyFrame programs of src/queries/)."""
+class PythonEngine(PipeEngine):
+    """A Python worker serving one engine; it reports its loading time first."""
+
+    def __init__(self, engine, suite, data, out):
+        super().__init__([sys.executable, __file__, "--worker", engine, suite, str(data), str(out)])
+        answer = self.p.stdout.readline()
+        if not answer:
+            raise RuntimeError("worker exited")
+        self.load_s = json.loads(answer).get("load_s")
+
+
+class SlothEngine(PipeEngine):
+    """`sloth bench --serve`, planning the suite's files once. `api` is "sql"
+    or "lazy" (the LazyFrame programs of src/queries/)."""
 
     def __init__(self, sloth, suite, data, out, api="sql"):
-        self.sloth, self.data, self.out, self.api = sloth, data, pathlib.Path(out), api
+        self.out = pathlib.Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
-        self.files = query_names(suite)
+        files = query_names(suite)
+        # sloth names a query after its file's stem (groupby-q01 for q01).
+        self.stem = {name: f.stem for name, f in files.items()}
+        super().__init__([sloth, "bench", "--serve", "--data", str(data), "--results", str(self.out),
+                          "--api", api, *map(str, files.values())])
         self.load_s = None
-        self.peak = 0.0
-        self.first = None  # the warm-up invocation's timed run, used as round 1
 
-    def _bench(self, name, keep_result):
-        f = self.files[name]
-        with tempfile.TemporaryDirectory() as d:
-            tmp = pathlib.Path(d)
-            cmd = ["/usr/bin/time", "-f", "%M", self.sloth, "bench", "--data", str(self.data), str(f), "--runs", "1",
-                   "--json", str(tmp / "t.json"), "--results", str(tmp), "--api", self.api]
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode != 0 and "no LazyFrame version" in p.stderr:
-                return {"skipped": True}
-            if p.returncode != 0:
-                return {"error": p.stderr.strip().splitlines()[0][:200] if p.stderr else "failed"}
-            self.peak = max(self.peak, int(p.stderr.strip().splitlines()[-1]) / 1024)
-            t = json.loads((tmp / "t.json").read_text())[0]
-            if keep_result:
-                shutil.move(str(tmp / f"{f.stem}.csv"), str(self.out / f"{name}.csv"))
-        return {"s": t["median_s"], "rows": t["rows"]}
+    def ask(self, cmd, name=""):
+        a = self.request(f"{cmd} {self.stem.get(name, name)}")
+        if "no LazyFrame version" in a.get("error", ""):
+            return {"skipped": True}
+        if "error" in a:
+            a["error"] = a["error"][:200]
+        return a
 
     def warm(self, name):
-        self.first = self._bench(name, True)
-        return self.first
-
-    def time(self, name):
-        # The warm-up invocation already timed one hot run: use it first.
-        if self.first is not None:
-            first, self.first = self.first, None
-            return first
-        return self._bench(name, False)
-
-    def close(self):
-        return self.peak
+        a = self.ask("warm", name)
+        written = self.out / f"{self.stem[name]}.csv"
+        if written.exists() and self.stem[name] != name:
+            written.replace(self.out / f"{name}.csv")
+        return a
 
 
 def run_suite(suite, data, engines, runs, out, sloth):

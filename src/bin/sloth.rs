@@ -141,6 +141,13 @@ enum Command {
         /// LazyFrame API (`sloth::queries`; the file's folder and name pick one).
         #[arg(long, value_enum, default_value = "sql")]
         api: Api,
+        /// Plan the queries, then run them on request, one process for all
+        /// (how benches/compare drives sloth, like the engines it compares):
+        /// stdin lines `warm NAME` (runs the query named after its file's
+        /// stem, writes its result under --results) and `time NAME` each get
+        /// a JSON line `{"s":SECONDS,"rows":N}`; `quit` gets `{"peak_rss_mb":MB}`.
+        #[arg(long)]
+        serve: bool,
         #[command(flatten)]
         optimizer: OptimizerFlags,
     },
@@ -480,7 +487,7 @@ fn generate(g: Gen) -> Result<()> {
 fn bench(
     data: &[PathBuf],
     (queries, api): (&[PathBuf], Api),
-    runs: usize,
+    (runs, serve): (usize, bool),
     (json, results): (Option<PathBuf>, Option<PathBuf>),
     (optimizer, device): (OptimizerOptions, sloth::gpu::Device),
 ) -> Result<()> {
@@ -506,26 +513,34 @@ fn bench(
     if let Some(dir) = &results {
         std::fs::create_dir_all(dir)?;
     }
-    // Every query is planned before any runs, so a bad one (a missing
-    // file, bad SQL, a question without a LazyFrame version) fails before
-    // the table starts.
-    let mut planned = Vec::with_capacity(files.len());
-    for f in &files {
-        let name = f
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let lf = match api {
-            Api::Lazy => sloth::queries::lazy_query_for_file(&ctx, f)?,
+    let plan = |f: &PathBuf| -> Result<sloth::LazyFrame> {
+        match api {
+            Api::Lazy => sloth::queries::lazy_query_for_file(&ctx, f),
             Api::Sql => {
                 let sql = std::fs::read_to_string(f).map_err(|e| SlothError::FileNotFound {
                     path: f.display().to_string(),
                     reason: e.to_string(),
                 })?;
-                ctx.sql(sql.trim().trim_end_matches(';'))?
+                ctx.sql(sql.trim().trim_end_matches(';'))
             }
-        };
-        planned.push((name, lf));
+        }
+    };
+    let stem = |f: &PathBuf| {
+        f.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if serve {
+        // A query that does not plan is an error answered when it is asked for.
+        let planned: Vec<_> = files.iter().map(|f| (stem(f), plan(f))).collect();
+        return serve_bench(&planned, results.as_deref());
+    }
+    // Every query is planned before any runs, so a bad one (a missing
+    // file, bad SQL, a question without a LazyFrame version) fails before
+    // the table starts.
+    let mut planned = Vec::with_capacity(files.len());
+    for f in &files {
+        planned.push((stem(f), plan(f)?));
     }
     let mut entries = Vec::new();
     let mut total = 0.0;
@@ -558,6 +573,68 @@ fn bench(
         std::fs::write(path, format!("[{}]\n", entries.join(",")))?;
     }
     Ok(())
+}
+
+/// `sloth bench --serve`: runs the planned queries as stdin asks (see the
+/// flag's help), answering each request with one JSON line on stdout.
+fn serve_bench(
+    planned: &[(String, Result<sloth::LazyFrame>)],
+    results: Option<&std::path::Path>,
+) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let (cmd, name) = line.trim().split_once(' ').unwrap_or((line.trim(), ""));
+        let reply = match cmd {
+            "quit" => {
+                writeln!(out, "{{\"peak_rss_mb\":{:.1}}}", peak_rss_mb())?;
+                return Ok(());
+            }
+            "warm" | "time" => match planned.iter().find(|(n, _)| n == name) {
+                None => json_error(&format!("no query named '{name}'")),
+                Some((_, Err(e))) => json_error(&e.to_string()),
+                Some((_, Ok(lf))) => {
+                    let start = Instant::now();
+                    match lf.collect() {
+                        Err(e) => json_error(&e.to_string()),
+                        Ok(df) => {
+                            let s = start.elapsed().as_secs_f64();
+                            if let (Some(dir), "warm") = (results, cmd) {
+                                df.write_csv(dir.join(format!("{name}.csv")))?;
+                            }
+                            format!("{{\"s\":{s:.6},\"rows\":{}}}", df.num_rows())
+                        }
+                    }
+                }
+            },
+            other => json_error(&format!("unknown request '{other}': warm, time or quit")),
+        };
+        writeln!(out, "{reply}")?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// `{"error":MESSAGE}`, the message's quotes and backslashes escaped.
+fn json_error(message: &str) -> String {
+    let escaped = message
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', " ");
+    format!("{{\"error\":\"{escaped}\"}}")
+}
+
+/// The process's peak resident memory (`VmHWM`), in MB; 0 where unknown.
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 fn write_by_extension(df: &DataFrame, out: &std::path::Path) -> Result<()> {
@@ -633,11 +710,12 @@ fn run(cli: Cli) -> Result<()> {
             json,
             results,
             api,
+            serve,
             optimizer,
         } => bench(
             &data,
             (&queries, api),
-            runs,
+            (runs, serve),
             (json, results),
             (optimizer.options(), optimizer.device.parse()?),
         ),
