@@ -36,7 +36,7 @@ pub fn run_operator(
             ..
         } => {
             let batches = source.read(projection.as_deref(), filters, metrics)?;
-            let bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
+            let bytes = crate::exec::distinct_memory_size(&batches);
             metrics
                 .bytes_read
                 .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
