@@ -148,6 +148,13 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
         }
         Node::InList(e, values, negated) => {
             let v = evaluate(e, batch)?;
+            if let (ColumnarValue::Array(a), Some(list)) = (&v, string_literals(values))
+                && let Some(views) = a.as_string_view_opt()
+            {
+                let hit = strings::view_eq_any(views, &list);
+                let out = if *negated { boolean::not(&hit)? } else { hit };
+                return Ok(ColumnarValue::Array(Arc::new(out)));
+            }
             let mut acc: Option<BooleanArray> = None;
             for item in values {
                 let hit = cmp::eq(&*v.datum(), &Scalar::new(item.clone()))?;
@@ -201,6 +208,15 @@ fn binary(
                 numeric::rem(ld, rd)?
             }
         }
+        Operator::Eq | Operator::NotEq if view_against_literal(l, r).is_some() => {
+            let (views, literal) = view_against_literal(l, r).expect("checked by the guard");
+            let hit = strings::view_eq_any(views, &[literal]);
+            Arc::new(if op == Operator::Eq {
+                hit
+            } else {
+                boolean::not(&hit)?
+            })
+        }
         Operator::Eq => Arc::new(cmp::eq(ld, rd)?),
         Operator::NotEq => Arc::new(cmp::neq(ld, rd)?),
         Operator::Lt => Arc::new(cmp::lt(ld, rd)?),
@@ -220,6 +236,38 @@ fn binary(
         }
     };
     Ok(ColumnarValue::wrap(out, scalar))
+}
+
+/// The strings of a list of non-null one-row string literals; `None` if any
+/// item is something else (a null makes `IN` three-valued: the general path).
+fn string_literals(values: &[ArrayRef]) -> Option<Vec<&str>> {
+    values
+        .iter()
+        .map(|v| {
+            if v.len() != 1 || v.is_null(0) {
+                return None;
+            }
+            match v.data_type() {
+                DataType::Utf8 => Some(v.as_string::<i32>().value(0)),
+                DataType::Utf8View => Some(v.as_string_view().value(0)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// A string-view column compared with a non-null string literal, either way round.
+fn view_against_literal<'a>(
+    l: &'a ColumnarValue,
+    r: &'a ColumnarValue,
+) -> Option<(&'a StringViewArray, &'a str)> {
+    let ((ColumnarValue::Array(a), ColumnarValue::Scalar(s))
+    | (ColumnarValue::Scalar(s), ColumnarValue::Array(a))) = (l, r)
+    else {
+        return None;
+    };
+    let literal = string_literals(std::slice::from_ref(s))?;
+    Some((a.as_string_view_opt()?, literal[0]))
 }
 
 fn null_zero_divisor(r: &ColumnarValue) -> Result<ColumnarValue> {

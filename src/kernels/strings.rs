@@ -77,3 +77,77 @@ pub fn char_length(a: &ArrayRef) -> Result<ArrayRef> {
     })?;
     Ok(Arc::new(out.finish()))
 }
+
+/// `a = ANY(literals)` over a string-view column, row by row on the views.
+///
+/// A view is 16 bytes: the length, then the whole string when it is at most
+/// 12 bytes, else a 4-byte prefix and where the rest lives. A literal of at
+/// most 12 bytes equals a row exactly when their views are equal, so one
+/// 128-bit comparison per literal decides; a longer literal is compared in
+/// full only where length and prefix match. arrow's `eq` goes through a
+/// per-row closure per literal and an OR per literal after the first (18% of
+/// TPC-H Q12's samples for `l_shipmode IN ('MAIL', 'SHIP')`).
+///
+/// Nulls stay null, as with `eq`.
+pub fn view_eq_any(a: &StringViewArray, literals: &[&str]) -> BooleanArray {
+    let inline: Vec<u128> = literals
+        .iter()
+        .filter(|l| l.len() <= 12)
+        .map(|l| make_view(l.as_bytes(), 0, 0))
+        .collect();
+    // Length and prefix (the view's low 64 bits) of each longer literal.
+    let long: Vec<(u64, &str)> = literals
+        .iter()
+        .filter(|l| l.len() > 12)
+        .map(|l| (make_view(l.as_bytes(), 0, 0) as u64, *l))
+        .collect();
+    let views = a.views();
+    let values = if long.is_empty() {
+        arrow::buffer::BooleanBuffer::collect_bool(views.len(), |i| {
+            inline.iter().any(|&v| views[i] == v)
+        })
+    } else {
+        arrow::buffer::BooleanBuffer::collect_bool(views.len(), |i| {
+            let v = views[i];
+            inline.contains(&v)
+                || long
+                    .iter()
+                    .any(|&(head, l)| v as u64 == head && a.value(i) == l)
+        })
+    };
+    BooleanArray::new(values, a.nulls().cloned())
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+
+    #[test]
+    fn view_eq_any_matches_arrow_eq_for_short_and_long_strings() {
+        let rows = [
+            Some("MAIL"),
+            None,
+            Some(""),
+            Some("SHIP"),
+            Some("MAILX"),
+            Some("exactly12byt"),
+            Some("a string well over twelve bytes"),
+            Some("a string well over twelve bytes!"),
+            Some("a string well over twelve"),
+            Some("a stranger"),
+        ];
+        let a = StringViewArray::from_iter(rows);
+        let lists: [&[&str]; 5] = [
+            &["MAIL", "SHIP"],
+            &[""],
+            &["exactly12byt", "a string well over twelve bytes"],
+            &["a string well over twelve bytes!", "nope"],
+            &[],
+        ];
+        for list in lists {
+            let got = view_eq_any(&a, list);
+            let want: BooleanArray = rows.iter().map(|r| r.map(|s| list.contains(&s))).collect();
+            assert_eq!(got, want, "{list:?}");
+        }
+    }
+}
