@@ -17,6 +17,18 @@ fn assert_success(out: &std::process::Output) {
     );
 }
 
+/// Runs `cmd` with `input` on its stdin; returns what it wrote and its status.
+fn with_stdin(cmd: &mut Command, input: &[u8]) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn csv_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -161,22 +173,13 @@ fn bad_input_exits_non_zero_with_one_line() {
 #[test]
 fn repl_runs_dot_commands_and_multi_line_statements() {
     let dir = csv_dir();
-    let mut child = sloth()
-        .args(["sql", "--data"])
-        .arg(dir.path())
-        .env("HOME", dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b".tables\n.schema t\n.mode csv\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t;\n.quit\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdin(
+        sloth()
+            .args(["sql", "--data"])
+            .arg(dir.path())
+            .env("HOME", dir.path()),
+        b".tables\n.schema t\n.mode csv\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t;\n.quit\n",
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success());
@@ -326,23 +329,15 @@ fn bench_serve_answers_requests_with_json_lines() {
     let bad = dir.path().join("bad.sql");
     std::fs::write(&bad, "select nope from t").unwrap();
     let results = dir.path().join("results");
-    let mut child = sloth()
-        .args(["bench", "--serve", "--data"])
-        .arg(dir.path())
-        .arg("--results")
-        .arg(&results)
-        .args([&good, &bad])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"warm good\ntime good\ntime bad\ntime missing\nhello\nquit\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdin(
+        sloth()
+            .args(["bench", "--serve", "--data"])
+            .arg(dir.path())
+            .arg("--results")
+            .arg(&results)
+            .args([&good, &bad]),
+        b"warm good\ntime good\ntime bad\ntime missing\nhello\nquit\n",
+    );
     assert_success(&out);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();

@@ -436,14 +436,7 @@ fn joins_of_every_kind_with_null_keys() {
 fn joins_give_the_same_rows_whichever_side_is_built() {
     // Swapping inputs swaps which side the hash table is built on (the smaller).
     let small = left().filter(col("id").eq(lit(2)));
-    for how in [
-        JoinType::Inner,
-        JoinType::Left,
-        JoinType::Right,
-        JoinType::Full,
-        JoinType::Semi,
-        JoinType::Anti,
-    ] {
+    for how in EQUI_JOINS {
         let a = sorted_rows(&small.join(&right(), [col("id")], [col("id")], how));
         let b = sorted_rows(
             &small
@@ -605,14 +598,7 @@ fn a_large_scan_on_the_left_streams_through_a_table_built_on_the_right() {
     // the probe: every join kind must give what the unfused executor
     // (both sides materialized, the smaller built) gives.
     use sloth::exec::{ExecContext, execute_with};
-    for how in [
-        JoinType::Inner,
-        JoinType::Left,
-        JoinType::Right,
-        JoinType::Full,
-        JoinType::Semi,
-        JoinType::Anti,
-    ] {
+    for how in EQUI_JOINS {
         let lf = many_keyed().join(&right(), [col("id")], [col("id")], how);
         let profile = lf.profile().unwrap();
         assert!(

@@ -125,14 +125,7 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame, third: &LazyFrame) -> La
             col(names.last().unwrap().as_str()).max().alias("mx"),
         ]),
         Step::Join(h) => {
-            let how = [
-                JoinType::Inner,
-                JoinType::Left,
-                JoinType::Right,
-                JoinType::Full,
-                JoinType::Semi,
-                JoinType::Anti,
-            ][*h as usize];
+            let how = common::EQUI_JOINS[*h as usize];
             lf.join(other, [col(first_int.as_str())], [col("ra")], how)
         }
         Step::JoinThird(_) | Step::FilterLast(..) | Step::JoinAggregate(_)

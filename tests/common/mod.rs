@@ -8,6 +8,16 @@ use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 use sloth::prelude::*;
 
+/// Every join kind with equality keys (all but cross).
+pub const EQUI_JOINS: [JoinType; 6] = [
+    JoinType::Inner,
+    JoinType::Left,
+    JoinType::Right,
+    JoinType::Full,
+    JoinType::Semi,
+    JoinType::Anti,
+];
+
 /// Splits a batch into batches of `size` rows, to exercise multi-batch paths.
 pub fn split(batch: &RecordBatch, size: usize) -> Vec<RecordBatch> {
     (0..batch.num_rows())
