@@ -315,15 +315,11 @@ fn run_node(
         let left_id = id + 1;
         let right_id = left_id + shared::node_count(left);
         *next_id = right_id + shared::node_count(right);
-        let (built, streamed, built_id, streamed_id) = if stream_left {
-            (right, left, right_id, left_id)
+        let ((built, built_keys, built_id), (streamed, streamed_keys, streamed_id)) = if stream_left
+        {
+            ((right, right_keys, right_id), (left, left_keys, left_id))
         } else {
-            (left, right, left_id, right_id)
-        };
-        let (built_keys, streamed_keys) = if stream_left {
-            (right_keys, left_keys)
-        } else {
-            (left_keys, right_keys)
+            ((left, left_keys, left_id), (right, right_keys, right_id))
         };
         let (built_batches, built_time) = run(built, ctx, &mut built_id.clone(), depth + 1)?;
         let built_rows: usize = built_batches.iter().map(|b| b.num_rows()).sum();
