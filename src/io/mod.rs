@@ -6,6 +6,7 @@
 //! reader also skips row groups whose statistics rule out the scan's filters.
 
 mod csv;
+mod file_cache;
 mod filter;
 mod parquet;
 mod sink;

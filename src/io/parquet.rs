@@ -2,15 +2,16 @@
 //! row groups (and, with a page index, pages) skipped when their min/max
 //! statistics rule out a pushed filter.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Scalar};
 use arrow::compute::kernels::{boolean, cmp};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
+use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{
@@ -20,8 +21,9 @@ use parquet::arrow::arrow_reader::{
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::schema::types::SchemaDescriptor;
 
+use super::file_cache::FileCache;
 use super::filter::{ScanFilter, Selected};
-use super::{BATCH_SIZE, nullable_schema, open};
+use super::{BATCH_SIZE, nullable_schema};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
 use crate::kernels::eval::evaluate_mask;
@@ -50,23 +52,55 @@ fn not_parquet(path: &Path, e: impl std::fmt::Display) -> SlothError {
     ))
 }
 
-/// Loads a file's metadata, with string and binary columns read as their
-/// view types (`Utf8View`, `BinaryView`).
+/// The footers parsed from one file, without and with its page index.
+#[derive(Default)]
+struct Footers {
+    without_page_index: Option<ArrowReaderMetadata>,
+    with_page_index: Option<ArrowReaderMetadata>,
+}
+
+/// Every Parquet file this process has read, mapped, with its footers.
+static FILES: FileCache<Footers> = FileCache::new();
+
+/// A file's bytes and metadata (from the process's [`FileCache`]), with
+/// string and binary columns read as their view types (`Utf8View`,
+/// `BinaryView`). The page index is loaded when `page_index` asks for it.
 ///
 /// Views make decoding a dictionary-encoded column a gather of 16-byte
 /// views instead of a copy of every value's bytes, and keep short values
 /// (≤ 12 bytes) inline, where hashing and comparing them needs no
 /// indirection; DataFusion reads Parquet the same way.
-fn load_metadata(path: &Path, options: ArrowReaderOptions) -> Result<ArrowReaderMetadata> {
-    let metadata = ArrowReaderMetadata::load(&open(path)?, options.clone())
+fn load_metadata(path: &Path, page_index: bool) -> Result<(Bytes, ArrowReaderMetadata)> {
+    let file = FILES.get(path)?;
+    let mut footers = file.parsed.lock().unwrap_or_else(PoisonError::into_inner);
+    let cached = match page_index {
+        true => footers.with_page_index.as_ref(),
+        false => footers
+            .without_page_index
+            .as_ref()
+            .or(footers.with_page_index.as_ref()),
+    };
+    if let Some(metadata) = cached {
+        return Ok((file.bytes.clone(), metadata.clone()));
+    }
+    let options = ArrowReaderOptions::new().with_page_index_policy(match page_index {
+        true => PageIndexPolicy::Optional,
+        false => PageIndexPolicy::Skip,
+    });
+    let metadata = ArrowReaderMetadata::load(&file.bytes, options.clone())
         .map_err(|e| not_parquet(path, e))?;
-    match view_schema(metadata.schema()) {
+    let metadata = match view_schema(metadata.schema()) {
         Some(views) => {
             ArrowReaderMetadata::try_new(metadata.metadata().clone(), options.with_schema(views))
-                .map_err(|e| not_parquet(path, e))
+                .map_err(|e| not_parquet(path, e))?
         }
-        None => Ok(metadata),
-    }
+        None => metadata,
+    };
+    *match page_index {
+        true => &mut footers.with_page_index,
+        false => &mut footers.without_page_index,
+    } = Some(metadata.clone());
+    Ok((file.bytes.clone(), metadata))
 }
 
 /// `schema` with top-level string and binary columns as view types, or
@@ -90,11 +124,10 @@ fn view_schema(schema: &Schema) -> Option<SchemaRef> {
     changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
 }
 
-fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<std::fs::File>> {
-    let metadata = load_metadata(path, ArrowReaderOptions::new())?;
+fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<Bytes>> {
+    let (bytes, metadata) = load_metadata(path, false)?;
     Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
-        open(path)?,
-        metadata,
+        bytes, metadata,
     ))
 }
 
@@ -135,7 +168,8 @@ pub(super) fn int_range(path: &Path, column: &str) -> Option<(i64, i64)> {
 
 /// One row group to read, with the file's metadata already parsed.
 pub struct RowGroupUnit {
-    path: PathBuf,
+    /// The whole file (a mapping shared by every unit of the file).
+    bytes: Bytes,
     metadata: ArrowReaderMetadata,
     row_group: usize,
     /// Root columns of the file to read, ascending.
@@ -177,7 +211,7 @@ impl RowGroupUnit {
     /// ([`ScanFilter::select`]).
     pub fn read_selected(&self, filter: &ScanFilter, select: bool) -> Result<Vec<Selected>> {
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            open(&self.path)?,
+            self.bytes.clone(),
             self.metadata.clone(),
         )
         .with_row_groups(vec![self.row_group])
@@ -278,12 +312,7 @@ pub(super) fn units(
     schema: SchemaRef,
 ) -> Result<Vec<super::ScanUnit>> {
     // The page index is only worth loading when there is something to prune.
-    let options = ArrowReaderOptions::new().with_page_index_policy(if filters.is_empty() {
-        PageIndexPolicy::Skip
-    } else {
-        PageIndexPolicy::Optional
-    });
-    let metadata = load_metadata(path, options)?;
+    let (bytes, metadata) = load_metadata(path, !filters.is_empty())?;
     let file_schema = metadata.schema().clone();
     let projected_schema = match projection {
         Some(p) => file_schema.project(p)?,
@@ -313,7 +342,7 @@ pub(super) fn units(
             continue;
         }
         units.push(super::ScanUnit::ParquetRowGroup(RowGroupUnit {
-            path: path.to_path_buf(),
+            bytes: bytes.clone(),
             metadata: metadata.clone(),
             row_group: rg,
             projection: projection.map(|p| p.to_vec()),
