@@ -430,7 +430,7 @@ impl LazyFrame {
 
     /// Runs the query.
     pub fn collect(&self) -> Result<DataFrame> {
-        Ok(self.collect_with_metrics()?.0)
+        Ok(self.run(ExecContext::with_device(self.device))?.0)
     }
 
     /// Runs the query without the optimizer (the reference for its tests).
@@ -440,11 +440,15 @@ impl LazyFrame {
             .collect()
     }
 
-    /// Runs the query and returns the per-operator metrics too.
+    /// Runs the query and returns the per-operator metrics too, bytes
+    /// included.
     pub fn collect_with_metrics(&self) -> Result<(DataFrame, Vec<NodeMetrics>)> {
+        self.run(ExecContext::with_device(self.device).counting_bytes())
+    }
+
+    fn run(&self, ctx: ExecContext) -> Result<(DataFrame, Vec<NodeMetrics>)> {
         let plan = self.optimized_plan()?;
         let physical = create_physical_plan(&plan)?;
-        let ctx = ExecContext::with_device(self.device);
         let batches = exec::execute_with(&physical, &ctx)?;
         Ok((DataFrame::new(physical.schema(), batches), ctx.metrics()))
     }

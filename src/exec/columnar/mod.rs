@@ -36,10 +36,12 @@ pub fn run_operator(
             ..
         } => {
             let batches = source.read(projection.as_deref(), filters, metrics)?;
-            let bytes = crate::exec::distinct_memory_size(&batches);
-            metrics
-                .bytes_read
-                .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+            if ctx.count_bytes {
+                let bytes = crate::exec::distinct_memory_size(&batches);
+                metrics
+                    .bytes_read
+                    .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+            }
             Ok(batches)
         }
         PhysicalPlan::Pipeline { stages, .. } => run_pipeline(input(), stages),
