@@ -23,6 +23,7 @@ use arrow::row::{RowConverter, Rows, SortField};
 use hashbrown::HashTable;
 
 use super::packed_keys::{NullKeys, PackedLayout};
+use super::range_keys::RangeLayout;
 use crate::error::Result;
 
 /// Multiply-fold hash for 64-bit keys: good high and low bits, two instructions.
@@ -69,6 +70,9 @@ pub enum KeyEncoder {
     Int,
     /// Packed into a `u128` while every value fits, byte rows otherwise.
     Packed(PackedLayout, RowConverter),
+    /// Several integer join keys packed into one `i64` by the build side's
+    /// value ranges ([`RangeLayout`]); encoded as [`KeyBatch::Int`].
+    Ranges(RangeLayout),
     /// Anything else, as byte rows.
     Rows(RowConverter),
 }
@@ -98,6 +102,17 @@ impl KeyEncoder {
         })
     }
 
+    /// The encoder for a join whose build side's keys are `build` (null
+    /// keys match nothing): several integer keys whose ranges fit in 64
+    /// bits together take the single-integer path ([`RangeLayout`]).
+    pub fn for_join_build(build: &[ArrayRef]) -> Result<Self> {
+        if let Some(layout) = RangeLayout::for_build(build)? {
+            return Ok(KeyEncoder::Ranges(layout));
+        }
+        let types: Vec<DataType> = build.iter().map(|k| k.data_type().clone()).collect();
+        Self::new(&types, NullKeys::NeverMatch)
+    }
+
     /// Encodes one batch of key columns and computes their hashes, packed
     /// when every key fits.
     pub fn encode(&self, keys: &[ArrayRef], hashes: &mut Vec<u64>) -> Result<KeyBatch> {
@@ -107,15 +122,11 @@ impl KeyEncoder {
                 let a = arrow::compute::cast(&keys[0], &DataType::Int64)?;
                 let nulls = a.logical_nulls();
                 let v = a.as_primitive::<Int64Type>().values().clone();
-                hashes.extend(v.iter().map(|&x| hash_i64(x)));
-                if let Some(n) = &nulls {
-                    for (h, valid) in hashes.iter_mut().zip(n.iter()) {
-                        if !valid {
-                            *h = NULL_HASH;
-                        }
-                    }
-                }
-                Ok(KeyBatch::Int(v, nulls))
+                Ok(int_keys(v, nulls, hashes))
+            }
+            KeyEncoder::Ranges(layout) => {
+                let (v, nulls) = layout.encode(keys)?;
+                Ok(int_keys(v, nulls, hashes))
             }
             KeyEncoder::Packed(layout, conv) => {
                 let mut packed = Vec::new();
@@ -173,9 +184,24 @@ impl KeyEncoder {
     fn converter(&self) -> &RowConverter {
         match self {
             KeyEncoder::Packed(_, conv) | KeyEncoder::Rows(conv) => conv,
-            KeyEncoder::Int => unreachable!("integer keys have no row converter"),
+            KeyEncoder::Int | KeyEncoder::Ranges(_) => {
+                unreachable!("integer keys have no row converter")
+            }
         }
     }
+}
+
+/// Integer keys with their hashes (null keys get one fixed hash).
+fn int_keys(v: ScalarBuffer<i64>, nulls: Option<NullBuffer>, hashes: &mut Vec<u64>) -> KeyBatch {
+    hashes.extend(v.iter().map(|&x| hash_i64(x)));
+    if let Some(n) = &nulls {
+        for (h, valid) in hashes.iter_mut().zip(n.iter()) {
+            if !valid {
+                *h = NULL_HASH;
+            }
+        }
+    }
+    KeyBatch::Int(v, nulls)
 }
 
 /// Appends the group of each of `rows` (`group_of` finds or creates it);
@@ -256,7 +282,7 @@ impl GroupTable {
     /// encoder packs).
     pub fn new(encoder: &KeyEncoder) -> Self {
         match encoder {
-            KeyEncoder::Int => GroupTable::Int {
+            KeyEncoder::Int | KeyEncoder::Ranges(_) => GroupTable::Int {
                 table: HashTable::new(),
                 keys: Vec::new(),
                 null_group: None,

@@ -2,10 +2,12 @@
 //! all over whole Arrow arrays.
 
 pub mod accumulators;
+pub mod bloom;
 pub mod eval;
 pub mod fused;
 pub mod hash_table;
 pub mod packed_keys;
+pub mod range_keys;
 pub mod strings;
 
 use arrow::array::ArrayRef;

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow::array::{ArrayRef, UInt32Array};
 use arrow::compute::{concat_batches, take};
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::datatypes::SchemaRef;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
@@ -19,7 +19,6 @@ use super::join_build::{BuildTable, NONE};
 use crate::error::Result;
 use crate::kernels::eval::{evaluate_array, evaluate_mask};
 use crate::kernels::hash_table::KeyEncoder;
-use crate::kernels::packed_keys::NullKeys;
 use crate::physical::BuildSide;
 use crate::physical::expr::PhysicalExpr;
 use crate::plan::{JoinType, join_schema};
@@ -108,13 +107,12 @@ impl<'a> JoinTable<'a> {
         };
         let batch = concat_batches(&build.schema, &build.batches)?;
         // Chain rows per key, first row first.
-        let key_types: Vec<DataType> = build.keys.iter().map(|k| k.data_type.clone()).collect();
-        let encoder = KeyEncoder::new(&key_types, NullKeys::NeverMatch)?;
         let key_arrays = build
             .keys
             .iter()
             .map(|k| evaluate_array(k, &batch))
             .collect::<Result<Vec<_>>>()?;
+        let encoder = KeyEncoder::for_join_build(&key_arrays)?;
         let mut hashes = Vec::new();
         let encoded = encoder.encode(&key_arrays, &mut hashes)?;
         let keys = BuildTable::new(&encoder, &encoded, &hashes);

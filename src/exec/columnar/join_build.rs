@@ -6,8 +6,11 @@
 //! one thread each (a radix-partitioned build); a probe row looks in the one
 //! table its hash names. A small one is a single table built in place.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use rayon::prelude::*;
 
+use crate::kernels::bloom::BloomFilter;
 use crate::kernels::hash_table::{GroupTable, KeyBatch, KeyEncoder, partition_of};
 
 /// No row.
@@ -31,7 +34,25 @@ pub struct BuildTable {
     /// (rows go in last to first), found without reading `head` (one cache
     /// miss less per match on a large build side).
     unique: bool,
+    /// The build keys' hashes, so probe rows that surely miss skip the
+    /// tables; `None` for builds too large for it to stay in cache.
+    bloom: Option<BloomFilter>,
+    /// Probe rows checked against `bloom`, and those that passed: when most
+    /// pass, the check only adds work and stops.
+    bloom_checked: AtomicUsize,
+    bloom_passed: AtomicUsize,
 }
+
+/// Builds with more rows than this get no Bloom filter (it would take
+/// more than 8 MB, out of the caches, and cost more than it saves).
+const BLOOM_MAX_ROWS: usize = 1 << 22;
+
+/// After this many probe rows the filter's pass rate decides whether it
+/// goes on being checked.
+const BLOOM_TRIAL_ROWS: usize = 1 << 16;
+
+/// The filter is dropped once more than this fraction of probe rows pass.
+const BLOOM_MAX_PASS: f64 = 0.5;
 
 impl BuildTable {
     /// Chains the `n` build rows whose keys are `encoded` (with `hashes`);
@@ -65,6 +86,7 @@ impl BuildTable {
                 head,
                 next,
                 unique,
+                ..BuildTable::filter(encoded, hashes)
             };
         }
         // Bucket the rows by partition (counting sort, ascending within each).
@@ -116,7 +138,34 @@ impl BuildTable {
             head,
             next,
             unique: false,
+            ..BuildTable::filter(encoded, hashes)
         }
+    }
+
+    /// A table with nothing but the Bloom filter of the non-null `hashes`.
+    fn filter(encoded: &KeyBatch, hashes: &[u64]) -> Self {
+        let keyed = || (0..hashes.len()).filter(|&i| !encoded.is_null(i));
+        let rows = keyed().count();
+        let bloom =
+            (rows <= BLOOM_MAX_ROWS).then(|| BloomFilter::new(rows, keyed().map(|i| hashes[i])));
+        BuildTable {
+            tables: Vec::new(),
+            offsets: Vec::new(),
+            head: Vec::new(),
+            next: Vec::new(),
+            unique: false,
+            bloom,
+            bloom_checked: AtomicUsize::new(0),
+            bloom_passed: AtomicUsize::new(0),
+        }
+    }
+
+    /// The Bloom filter, while checking it pays.
+    fn bloom(&self) -> Option<&BloomFilter> {
+        let checked = self.bloom_checked.load(Ordering::Relaxed);
+        let passed = self.bloom_passed.load(Ordering::Relaxed);
+        let pays = checked < BLOOM_TRIAL_ROWS || (passed as f64) <= BLOOM_MAX_PASS * checked as f64;
+        self.bloom.as_ref().filter(|_| pays)
     }
 
     /// A table in the build's key form, for encoding probe keys alike.
@@ -127,18 +176,35 @@ impl BuildTable {
     /// The first build row matching each probe row into `out` (cleared
     /// first), or [`NONE`]; more follow through [`BuildTable::next`].
     pub fn first_rows(&self, keys: &KeyBatch, hashes: &[u64], out: &mut Vec<u32>) {
-        if let [table] = self.tables.as_slice() {
+        let parts = self.tables.len();
+        let find = |i: usize| {
+            let p = if parts == 1 {
+                0
+            } else {
+                partition_of(hashes[i], parts)
+            };
+            self.tables[p]
+                .find(keys, hashes[i], i)
+                .map_or(NONE, |g| self.offsets[p] + g)
+        };
+        if let Some(bloom) = self.bloom() {
+            let mut candidates = Vec::new();
+            bloom.candidates(hashes, &mut candidates);
+            self.bloom_checked
+                .fetch_add(hashes.len(), Ordering::Relaxed);
+            self.bloom_passed
+                .fetch_add(candidates.len(), Ordering::Relaxed);
+            out.clear();
+            out.resize(hashes.len(), NONE);
+            for &i in &candidates {
+                out[i as usize] = find(i as usize);
+            }
+        } else if let [table] = self.tables.as_slice() {
             table.find_all(keys, hashes, out);
         } else {
             // Group ids of partition p's table start at `offsets[p]` in `head`.
-            let parts = self.tables.len();
             out.clear();
-            out.extend(hashes.iter().enumerate().map(|(i, &h)| {
-                let p = partition_of(h, parts);
-                self.tables[p]
-                    .find(keys, h, i)
-                    .map_or(NONE, |g| self.offsets[p] + g)
-            }));
+            out.extend((0..hashes.len()).map(find));
         }
         let last_row = (self.next.len() as u32).wrapping_sub(1);
         for g in out.iter_mut() {
