@@ -313,6 +313,7 @@ fn run_node(
             right_keys,
             how,
             filter,
+            output,
             schema,
             ..
         },
@@ -358,7 +359,7 @@ fn run_node(
                 !stream_left,
                 *how,
                 filter.as_ref(),
-                schema,
+                (output.as_deref(), schema),
             )?;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);

@@ -207,6 +207,7 @@ pub fn try_operator(
                 right_keys,
                 how,
                 filter,
+                output,
                 schema,
                 ..
             },
@@ -217,7 +218,7 @@ pub fn try_operator(
             (left_keys, right_keys),
             *how,
             filter.is_some(),
-            schema,
+            (output.as_deref(), schema),
         ),
         _ => Ok(Outcome::Declined("not a group-by or join".into())),
     }
@@ -333,7 +334,7 @@ pub fn try_join(
     (left_keys, right_keys): (&[PhysicalExpr], &[PhysicalExpr]),
     how: crate::plan::JoinType,
     has_filter: bool,
-    schema: &SchemaRef,
+    (output, schema): (Option<&[usize]>, &SchemaRef),
 ) -> Result<Outcome> {
     use crate::plan::JoinType;
     if device == Device::Cpu {
@@ -444,6 +445,7 @@ pub fn try_join(
             cols
         }
     };
+    let columns = crate::physical::join_outputs(columns, output);
     Ok(Outcome::Ran(
         RecordBatch::try_new(schema.clone(), columns)?,
         note,

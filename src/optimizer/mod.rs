@@ -11,6 +11,7 @@ mod aggregate_semi_join;
 pub mod cardinality;
 mod common_subexpr_eliminate;
 mod eliminate_outer_join;
+mod join_output_pruning;
 mod join_reorder;
 mod limit_pushdown;
 mod predicate_pushdown;
@@ -44,6 +45,10 @@ pub static RULES: &[&dyn OptimizerRule] = &[
     &projection_pushdown::ProjectionPushdown,
 ];
 
+/// Rules applied once, in this order, after [`RULES`] reach their fixed
+/// point: they add structure the others should not see.
+pub static FINAL_RULES: &[&dyn OptimizerRule] = &[&join_output_pruning::JoinOutputPruning];
+
 /// Upper bound on passes; plans reach a fixed point in two or three.
 pub const MAX_PASSES: usize = 8;
 
@@ -71,7 +76,7 @@ impl OptimizerOptions {
     }
     /// Names of all rules.
     pub fn rule_names() -> Vec<&'static str> {
-        RULES.iter().map(|r| r.name()).collect()
+        RULES.iter().chain(FINAL_RULES).map(|r| r.name()).collect()
     }
     fn enabled(&self, rule: &str) -> bool {
         !self.off && !self.disabled.iter().any(|d| d == rule)
@@ -84,7 +89,7 @@ pub fn optimize(
     options: &OptimizerOptions,
 ) -> Result<(LogicalPlan, Vec<String>)> {
     for d in &options.disabled {
-        if !RULES.iter().any(|r| r.name() == d) {
+        if !RULES.iter().chain(FINAL_RULES).any(|r| r.name() == d) {
             return Err(crate::SlothError::plan(format!(
                 "unknown optimizer rule '{d}'; rules: {}",
                 OptimizerOptions::rule_names().join(", ")
@@ -93,24 +98,31 @@ pub fn optimize(
     }
     let mut plan = plan.clone();
     let mut fired: Vec<String> = Vec::new();
+    // Applies `rule`; whether it changed the plan.
+    let mut apply = |rule: &dyn OptimizerRule, plan: &mut LogicalPlan| -> Result<bool> {
+        let Some(new) = rule.rewrite(plan)? else {
+            return Ok(false);
+        };
+        if plan.to_string() == new.to_string() {
+            return Ok(false);
+        }
+        if !fired.iter().any(|f| f == rule.name()) {
+            fired.push(rule.name().to_string());
+        }
+        *plan = new;
+        Ok(true)
+    };
     for _ in 0..MAX_PASSES {
         let mut changed = false;
         for rule in RULES.iter().filter(|r| options.enabled(r.name())) {
-            if let Some(new) = rule.rewrite(&plan)? {
-                let before = plan.to_string();
-                let after = new.to_string();
-                if before != after {
-                    changed = true;
-                    if !fired.iter().any(|f| f == rule.name()) {
-                        fired.push(rule.name().to_string());
-                    }
-                    plan = new;
-                }
-            }
+            changed |= apply(*rule, &mut plan)?;
         }
         if !changed {
             break;
         }
+    }
+    for rule in FINAL_RULES.iter().filter(|r| options.enabled(r.name())) {
+        apply(*rule, &mut plan)?;
     }
     Ok((plan, fired))
 }

@@ -30,8 +30,18 @@ impl OptimizerRule for ProjectionPushdown {
         "projection_pushdown"
     }
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        prune(plan, None).map(Some)
+        Pruner {
+            join_outputs: false,
+        }
+        .prune(plan, None)
+        .map(Some)
     }
+}
+
+/// The walk; `join_outputs` also narrows each join's output to what its
+/// parent reads (see [`super::join_output_pruning`]).
+pub(super) struct Pruner {
+    pub join_outputs: bool,
 }
 
 type Needed = Option<BTreeSet<String>>;
@@ -46,198 +56,222 @@ fn wants(needed: &Needed, name: &str) -> bool {
     needed.as_ref().is_none_or(|n| n.contains(name))
 }
 
-/// Rewrites `plan` so that it computes at least the `needed` columns (all when `None`).
-fn prune(plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
-    Ok(match plan {
-        LogicalPlan::Scan(scan) => {
-            let full = scan.source.schema();
-            let mut keep: BTreeSet<String> = match &needed {
-                None => return Ok(plan.clone()),
-                Some(n) => n.clone(),
-            };
-            add_columns(&mut keep, &scan.filters);
-            let current: Vec<usize> = scan
-                .projection
-                .clone()
-                .unwrap_or_else(|| (0..full.fields().len()).collect());
-            let mut projection: Vec<usize> = current
-                .iter()
-                .copied()
-                .filter(|&i| keep.contains(full.field(i).name()))
-                .collect();
-            if projection.is_empty() {
-                // Nothing read, but the row count matters (count(*)): keep one column.
-                projection.push(current[0]);
-            }
-            LogicalPlan::Scan(Scan {
-                source: scan.source.clone(),
-                projection: Some(projection),
-                filters: scan.filters.clone(),
-            })
-        }
-        LogicalPlan::Project { input, exprs } => {
-            let kept: Vec<Expr> = exprs
-                .iter()
-                .filter(|e| wants(&needed, &e.output_name()))
-                .cloned()
-                .collect();
-            let kept = if kept.is_empty() {
-                exprs[..1.min(exprs.len())].to_vec()
-            } else {
-                kept
-            };
-            let mut child = BTreeSet::new();
-            add_columns(&mut child, &kept);
-            LogicalPlan::Project {
-                input: Arc::new(prune(input, Some(child))?),
-                exprs: kept,
-            }
-        }
-        LogicalPlan::Filter { input, predicate } => {
-            let child = needed.map(|mut n| {
-                n.extend(predicate.columns());
-                n
-            });
-            LogicalPlan::Filter {
-                input: Arc::new(prune(input, child)?),
-                predicate: predicate.clone(),
-            }
-        }
-        LogicalPlan::Sort { input, by } => {
-            let child = needed.map(|mut n| {
-                by.iter().for_each(|k| n.extend(k.expr.columns()));
-                n
-            });
-            LogicalPlan::Sort {
-                input: Arc::new(prune(input, child)?),
-                by: by.clone(),
-            }
-        }
-        LogicalPlan::Slice { input, offset, len } => LogicalPlan::Slice {
-            input: Arc::new(prune(input, needed)?),
-            offset: *offset,
-            len: *len,
-        },
-        LogicalPlan::Aggregate { input, keys, aggs } => {
-            let mut kept: Vec<Expr> = aggs
-                .iter()
-                .filter(|a| wants(&needed, &a.output_name()))
-                .cloned()
-                .collect();
-            if kept.is_empty() && keys.is_empty() && !aggs.is_empty() {
-                // A global aggregate still yields one row.
-                kept.push(aggs[0].clone());
-            }
-            let mut child = BTreeSet::new();
-            add_columns(&mut child, keys);
-            add_columns(&mut child, &kept);
-            LogicalPlan::Aggregate {
-                input: Arc::new(prune(input, Some(child))?),
-                keys: keys.clone(),
-                aggs: kept,
-            }
-        }
-        LogicalPlan::Join {
-            left,
-            right,
-            left_on,
-            right_on,
-            how,
-            filter,
-        } => {
-            let (ls, rs) = (left.schema()?, right.schema()?);
-            // The pair layout: all left columns, then all right ones (as in
-            // an inner join); outputs and the join filter are named in it.
-            let out = join_schema(&ls, &rs, JoinType::Inner);
-            let n_left = ls.fields().len();
-            let mut lneed = BTreeSet::new();
-            let mut rneed = BTreeSet::new();
-            add_columns(&mut lneed, left_on);
-            add_columns(&mut rneed, right_on);
-            let filter_cols: BTreeSet<String> = filter.iter().flat_map(|f| f.columns()).collect();
-            for (i, f) in out.fields().iter().enumerate() {
-                let output = how.outputs_right() || i < n_left;
-                let read_by_parent = output && wants(&needed, f.name());
-                if !read_by_parent && !filter_cols.contains(f.name()) {
-                    continue;
+impl Pruner {
+    /// Rewrites `plan` so that it computes at least the `needed` columns (all when `None`).
+    pub(super) fn prune(&self, plan: &LogicalPlan, needed: Needed) -> Result<LogicalPlan> {
+        Ok(match plan {
+            LogicalPlan::Scan(scan) => {
+                let full = scan.source.schema();
+                let mut keep: BTreeSet<String> = match &needed {
+                    None => return Ok(plan.clone()),
+                    Some(n) => n.clone(),
+                };
+                add_columns(&mut keep, &scan.filters);
+                let current: Vec<usize> = scan
+                    .projection
+                    .clone()
+                    .unwrap_or_else(|| (0..full.fields().len()).collect());
+                let mut projection: Vec<usize> = current
+                    .iter()
+                    .copied()
+                    .filter(|&i| keep.contains(full.field(i).name()))
+                    .collect();
+                if projection.is_empty() {
+                    // Nothing read, but the row count matters (count(*)): keep one column.
+                    projection.push(current[0]);
                 }
-                if i < n_left {
-                    lneed.insert(ls.field(i).name().clone());
+                LogicalPlan::Scan(Scan {
+                    source: scan.source.clone(),
+                    projection: Some(projection),
+                    filters: scan.filters.clone(),
+                })
+            }
+            LogicalPlan::Project { input, exprs } => {
+                let kept: Vec<Expr> = exprs
+                    .iter()
+                    .filter(|e| wants(&needed, &e.output_name()))
+                    .cloned()
+                    .collect();
+                let kept = if kept.is_empty() {
+                    exprs[..1.min(exprs.len())].to_vec()
                 } else {
-                    rneed.insert(rs.field(i - n_left).name().clone());
+                    kept
+                };
+                let mut child = BTreeSet::new();
+                add_columns(&mut child, &kept);
+                LogicalPlan::Project {
+                    input: Arc::new(self.prune(input, Some(child))?),
+                    exprs: kept,
                 }
             }
-            // Keep name clashes so the right side's suffixes stay the same.
-            if how.outputs_right() || filter.is_some() {
-                for f in ls.fields() {
-                    if rs.field_with_name(f.name()).is_ok() {
-                        lneed.insert(f.name().clone());
-                        rneed.insert(f.name().clone());
+            LogicalPlan::Filter { input, predicate } => {
+                let child = needed.map(|mut n| {
+                    n.extend(predicate.columns());
+                    n
+                });
+                LogicalPlan::Filter {
+                    input: Arc::new(self.prune(input, child)?),
+                    predicate: predicate.clone(),
+                }
+            }
+            LogicalPlan::Sort { input, by } => {
+                let child = needed.map(|mut n| {
+                    by.iter().for_each(|k| n.extend(k.expr.columns()));
+                    n
+                });
+                LogicalPlan::Sort {
+                    input: Arc::new(self.prune(input, child)?),
+                    by: by.clone(),
+                }
+            }
+            LogicalPlan::Slice { input, offset, len } => LogicalPlan::Slice {
+                input: Arc::new(self.prune(input, needed)?),
+                offset: *offset,
+                len: *len,
+            },
+            LogicalPlan::Aggregate { input, keys, aggs } => {
+                let mut kept: Vec<Expr> = aggs
+                    .iter()
+                    .filter(|a| wants(&needed, &a.output_name()))
+                    .cloned()
+                    .collect();
+                if kept.is_empty() && keys.is_empty() && !aggs.is_empty() {
+                    // A global aggregate still yields one row.
+                    kept.push(aggs[0].clone());
+                }
+                let mut child = BTreeSet::new();
+                add_columns(&mut child, keys);
+                add_columns(&mut child, &kept);
+                LogicalPlan::Aggregate {
+                    input: Arc::new(self.prune(input, Some(child))?),
+                    keys: keys.clone(),
+                    aggs: kept,
+                }
+            }
+            LogicalPlan::Join {
+                left,
+                right,
+                left_on,
+                right_on,
+                how,
+                filter,
+            } => {
+                let (ls, rs) = (left.schema()?, right.schema()?);
+                // The pair layout: all left columns, then all right ones (as in
+                // an inner join); outputs and the join filter are named in it.
+                let out = join_schema(&ls, &rs, JoinType::Inner);
+                let n_left = ls.fields().len();
+                let mut lneed = BTreeSet::new();
+                let mut rneed = BTreeSet::new();
+                add_columns(&mut lneed, left_on);
+                add_columns(&mut rneed, right_on);
+                let filter_cols: BTreeSet<String> =
+                    filter.iter().flat_map(|f| f.columns()).collect();
+                for (i, f) in out.fields().iter().enumerate() {
+                    let output = how.outputs_right() || i < n_left;
+                    let read_by_parent = output && wants(&needed, f.name());
+                    if !read_by_parent && !filter_cols.contains(f.name()) {
+                        continue;
+                    }
+                    if i < n_left {
+                        lneed.insert(ls.field(i).name().clone());
+                    } else {
+                        rneed.insert(rs.field(i - n_left).name().clone());
                     }
                 }
+                // Keep name clashes so the right side's suffixes stay the same.
+                if how.outputs_right() || filter.is_some() {
+                    for f in ls.fields() {
+                        if rs.field_with_name(f.name()).is_ok() {
+                            lneed.insert(f.name().clone());
+                            rneed.insert(f.name().clone());
+                        }
+                    }
+                }
+                let (lneed, rneed) = if *how == JoinType::Cross && needed.is_none() {
+                    (None, None)
+                } else {
+                    (Some(lneed), Some(rneed))
+                };
+                let join = LogicalPlan::Join {
+                    left: Arc::new(self.prune(left, lneed)?),
+                    right: Arc::new(self.prune(right, rneed)?),
+                    left_on: left_on.to_vec(),
+                    right_on: right_on.to_vec(),
+                    how: *how,
+                    filter: filter.clone(),
+                };
+                match &needed {
+                    Some(needed) if self.join_outputs && *how != JoinType::Cross => {
+                        let outputs = join.schema()?;
+                        let kept: Vec<Expr> = outputs
+                            .fields()
+                            .iter()
+                            .filter(|f| needed.contains(f.name()))
+                            .map(|f| col(f.name().as_str()))
+                            .collect();
+                        if kept.is_empty() || kept.len() == outputs.fields().len() {
+                            join
+                        } else {
+                            LogicalPlan::Project {
+                                input: Arc::new(join),
+                                exprs: kept,
+                            }
+                        }
+                    }
+                    _ => join,
+                }
             }
-            let (lneed, rneed) = if *how == JoinType::Cross && needed.is_none() {
-                (None, None)
-            } else {
-                (Some(lneed), Some(rneed))
-            };
-            LogicalPlan::Join {
-                left: Arc::new(prune(left, lneed)?),
-                right: Arc::new(prune(right, rneed)?),
-                left_on: left_on.to_vec(),
-                right_on: right_on.to_vec(),
-                how: *how,
-                filter: filter.clone(),
-            }
-        }
-        LogicalPlan::Union { inputs } => {
-            // Positional: each input computes exactly the needed columns, in order.
-            let out: Vec<String> = plan
-                .schema()?
-                .fields()
-                .iter()
-                .map(|f| f.name().clone())
-                .collect();
-            let positions: Vec<usize> = (0..out.len())
-                .filter(|&i| wants(&needed, &out[i]))
-                .collect();
-            let mut new_inputs = Vec::new();
-            for i in inputs {
-                let theirs: Vec<String> = i
+            LogicalPlan::Union { inputs } => {
+                // Positional: each input computes exactly the needed columns, in order.
+                let out: Vec<String> = plan
                     .schema()?
                     .fields()
                     .iter()
                     .map(|f| f.name().clone())
                     .collect();
-                let pick: BTreeSet<String> = positions.iter().map(|&p| theirs[p].clone()).collect();
-                let pruned = prune(i, Some(pick))?;
-                let exact = positions.iter().map(|&p| col(theirs[p].as_str())).collect();
-                new_inputs.push(Arc::new(LogicalPlan::Project {
-                    input: Arc::new(pruned),
-                    exprs: exact,
-                }));
+                let positions: Vec<usize> = (0..out.len())
+                    .filter(|&i| wants(&needed, &out[i]))
+                    .collect();
+                let mut new_inputs = Vec::new();
+                for i in inputs {
+                    let theirs: Vec<String> = i
+                        .schema()?
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect();
+                    let pick: BTreeSet<String> =
+                        positions.iter().map(|&p| theirs[p].clone()).collect();
+                    let pruned = self.prune(i, Some(pick))?;
+                    let exact = positions.iter().map(|&p| col(theirs[p].as_str())).collect();
+                    new_inputs.push(Arc::new(LogicalPlan::Project {
+                        input: Arc::new(pruned),
+                        exprs: exact,
+                    }));
+                }
+                LogicalPlan::Union { inputs: new_inputs }
             }
-            LogicalPlan::Union { inputs: new_inputs }
-        }
-        LogicalPlan::Window { input, exprs } => {
-            // Window outputs are cheap to keep; the input needs what the
-            // parent reads plus what the windows read.
-            let child = needed.map(|mut n| {
-                add_columns(&mut n, exprs);
-                n
-            });
-            LogicalPlan::Window {
-                input: Arc::new(prune(input, child)?),
-                exprs: exprs.clone(),
+            LogicalPlan::Window { input, exprs } => {
+                // Window outputs are cheap to keep; the input needs what the
+                // parent reads plus what the windows read.
+                let child = needed.map(|mut n| {
+                    add_columns(&mut n, exprs);
+                    n
+                });
+                LogicalPlan::Window {
+                    input: Arc::new(self.prune(input, child)?),
+                    exprs: exprs.clone(),
+                }
             }
-        }
-        LogicalPlan::Distinct { input } => {
-            // Distinct depends on every column it sees.
-            LogicalPlan::Distinct {
-                input: Arc::new(prune(input, None)?),
+            LogicalPlan::Distinct { input } => {
+                // Distinct depends on every column it sees.
+                LogicalPlan::Distinct {
+                    input: Arc::new(self.prune(input, None)?),
+                }
             }
-        }
-    })
+        })
+    }
 }
 
 #[cfg(test)]

@@ -107,7 +107,11 @@ pub enum PhysicalPlan {
         build_side: BuildSide,
         /// Condition on each candidate pair, over the inner-join layout.
         filter: Option<PhysicalExpr>,
-        /// Output schema.
+        /// The columns emitted, as positions in the join's full output (left
+        /// columns then right ones, as `join_schema` lays them out); `None`:
+        /// all of them. Columns left out are never gathered.
+        output: Option<Vec<usize>>,
+        /// Output schema (of the emitted columns).
         schema: SchemaRef,
     },
     /// Cartesian product.
@@ -160,6 +164,15 @@ pub enum PhysicalPlan {
         /// Output schema (inputs are cast to it).
         schema: SchemaRef,
     },
+}
+
+/// The items of a join's full output row that it emits (`output`, see
+/// [`PhysicalPlan::HashJoin`]): columns, or values of a row-wise row.
+pub fn join_outputs<T: Clone>(all: Vec<T>, output: Option<&[usize]>) -> Vec<T> {
+    match output {
+        None => all,
+        Some(o) => o.iter().map(|&i| all[i].clone()).collect(),
+    }
 }
 
 impl PhysicalPlan {
@@ -359,14 +372,22 @@ impl PhysicalPlan {
                 how,
                 build_side,
                 filter,
+                output,
                 ..
             } => {
                 let filter = filter
                     .as_ref()
                     .map(|f| format!(" filter={f}"))
                     .unwrap_or_default();
+                let output = output
+                    .as_ref()
+                    .map(|o| {
+                        let o: Vec<String> = o.iter().map(|i| format!("#{i}")).collect();
+                        format!(" output=[{}]", o.join(", "))
+                    })
+                    .unwrap_or_default();
                 format!(
-                    "HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}{filter}",
+                    "HashJoin {how:?} left=[{}] right=[{}] build={build_side:?}{filter}{output}",
                     list(left_keys),
                     list(right_keys)
                 )

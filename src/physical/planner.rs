@@ -96,12 +96,33 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
             push_stage(child, Stage::Filter(p), schema)
         }
         LogicalPlan::Project { input, exprs } => {
-            let child = create_physical_plan(input)?;
+            let mut child = create_physical_plan(input)?;
             let in_schema = input.schema()?;
-            let exprs = exprs
+            let exprs: Vec<PhysicalExpr> = exprs
                 .iter()
                 .map(|e| PhysicalExpr::compile(e, &in_schema))
                 .collect::<Result<_>>()?;
+            // A selection of a hash join's columns: the join emits just those.
+            let columns: Option<Vec<usize>> = exprs
+                .iter()
+                .map(|e| match e.node {
+                    super::expr::Node::Column(i) => Some(i),
+                    _ => None,
+                })
+                .collect();
+            if let (
+                Some(columns),
+                PhysicalPlan::HashJoin {
+                    output: output @ None,
+                    schema: join_schema,
+                    ..
+                },
+            ) = (columns, &mut child)
+            {
+                *output = Some(columns);
+                *join_schema = schema;
+                return Ok(child);
+            }
             push_stage(child, Stage::Project(exprs, schema.clone()), schema)
         }
         LogicalPlan::Aggregate { input, keys, aggs } => {
@@ -209,6 +230,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                 how: *how,
                 build_side: BuildSide::Smaller,
                 filter,
+                output: None,
                 schema,
             }
         }

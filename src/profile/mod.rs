@@ -226,6 +226,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
             how,
             build_side,
             filter,
+            output,
             schema,
             ..
         } => {
@@ -238,6 +239,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
                 how: *how,
                 build_side: *build_side,
                 filter: filter.clone(),
+                output: output.clone(),
                 schema: schema.clone(),
             }
         }

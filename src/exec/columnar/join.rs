@@ -19,8 +19,8 @@ use super::join_build::{BuildTable, NONE};
 use crate::error::Result;
 use crate::kernels::eval::{evaluate_array, evaluate_mask};
 use crate::kernels::hash_table::KeyEncoder;
-use crate::physical::BuildSide;
 use crate::physical::expr::PhysicalExpr;
+use crate::physical::{BuildSide, join_outputs};
 use crate::plan::{JoinType, join_schema};
 
 /// What to emit for each side.
@@ -74,10 +74,15 @@ pub struct JoinTable<'a> {
     matched: Vec<AtomicBool>,
     probe_keys: &'a [PhysicalExpr],
     filter: Option<&'a PhysicalExpr>,
+    output: Option<&'a [usize]>,
     schema: &'a SchemaRef,
     pair_schema: SchemaRef,
     probe_schema: SchemaRef,
 }
+
+/// What a join emits: the positions of its emitted columns in the full
+/// output (`None`: all) and their schema.
+pub type JoinOutput<'a> = (Option<&'a [usize]>, &'a SchemaRef);
 
 /// One side of a join: its batches (or none yet), schema and key expressions.
 pub struct JoinSide<'a> {
@@ -97,7 +102,7 @@ impl<'a> JoinTable<'a> {
         build_is_left: bool,
         how: JoinType,
         filter: Option<&'a PhysicalExpr>,
-        schema: &'a SchemaRef,
+        (output, schema): JoinOutput<'a>,
     ) -> Result<Self> {
         let plan = plan_for(how, !build_is_left);
         let pair_schema = if build_is_left {
@@ -131,6 +136,7 @@ impl<'a> JoinTable<'a> {
             matched,
             probe_keys: probe.keys,
             filter,
+            output,
             schema,
             pair_schema,
             probe_schema: probe.schema.clone(),
@@ -173,16 +179,14 @@ impl<'a> JoinTable<'a> {
             }
         }
         if early.is_some() {
-            return gather(self.schema, Some((batch, &probe_idx)), None).map(Some);
+            return gather(self.schema, &[(batch, &probe_idx)], self.output).map(Some);
         }
         if let Some(f) = self.filter {
             let pairs = gather_pair(
-                &self.pair_schema,
+                (None, &self.pair_schema),
                 plan,
-                batch,
-                &probe_idx,
-                &self.build,
-                &build_idx,
+                (batch, &probe_idx),
+                (&self.build, &build_idx),
             )?;
             let mask = evaluate_mask(f, &pairs)?;
             let keep: Vec<bool> = mask.values().iter().collect();
@@ -207,7 +211,7 @@ impl<'a> JoinTable<'a> {
                 let rows: Vec<u32> = (0..batch.num_rows() as u32)
                     .filter(|&i| hit[i as usize] == semi)
                     .collect();
-                return gather(self.schema, Some((batch, &rows)), None).map(Some);
+                return gather(self.schema, &[(batch, &rows)], self.output).map(Some);
             }
             Some(_) => return Ok(None),
             None => {}
@@ -220,12 +224,10 @@ impl<'a> JoinTable<'a> {
             }
         }
         gather_pair(
-            self.schema,
+            (self.output, self.schema),
             plan,
-            batch,
-            &probe_idx,
-            &self.build,
-            &build_idx,
+            (batch, &probe_idx),
+            (&self.build, &build_idx),
         )
         .map(Some)
     }
@@ -247,11 +249,16 @@ impl<'a> JoinTable<'a> {
             return Ok(None);
         }
         Ok(Some(if plan.left_only.is_some() {
-            gather(self.schema, Some((&self.build, &rows)), None)?
+            gather(self.schema, &[(&self.build, &rows)], self.output)?
         } else {
             let none = vec![NONE; rows.len()];
             let empty_probe = RecordBatch::new_empty(self.probe_schema.clone());
-            gather_pair(self.schema, plan, &empty_probe, &none, &self.build, &rows)?
+            gather_pair(
+                (self.output, self.schema),
+                plan,
+                (&empty_probe, &none),
+                (&self.build, &rows),
+            )?
         }))
     }
 }
@@ -266,7 +273,7 @@ pub fn hash_join(
     how: JoinType,
     build_side: BuildSide,
     filter: Option<&PhysicalExpr>,
-    schema: &SchemaRef,
+    output: JoinOutput,
 ) -> Result<Vec<RecordBatch>> {
     let build_left = match build_side {
         BuildSide::Left => true,
@@ -285,7 +292,7 @@ pub fn hash_join(
     };
     let (build, mut probe) = if build_left { (l, r) } else { (r, l) };
     let probe_batches = std::mem::take(&mut probe.batches);
-    let table = JoinTable::new(build, &probe, build_left, how, filter, schema)?;
+    let table = JoinTable::new(build, &probe, build_left, how, filter, output)?;
     // Probe in parallel, one output batch per probe batch.
     let mut out: Vec<RecordBatch> = probe_batches
         .par_iter()
@@ -308,10 +315,10 @@ pub fn hash_join_streaming(
     build_is_left: bool,
     how: JoinType,
     filter: Option<&PhysicalExpr>,
-    schema: &SchemaRef,
+    output: JoinOutput,
 ) -> Result<Vec<RecordBatch>> {
     let (morsels, probe) = probe;
-    let table = JoinTable::new(build, &probe, build_is_left, how, filter, schema)?;
+    let table = JoinTable::new(build, &probe, build_is_left, how, filter, output)?;
     let parts: Vec<Vec<RecordBatch>> = morsels.fold(Vec::new, |out, batch| {
         if let Some(b) = table
             .probe(&batch.materialize()?)?
@@ -335,33 +342,57 @@ fn indices(idx: &[u32]) -> UInt32Array {
     UInt32Array::from_iter(idx.iter().map(|&i| (i != NONE).then_some(i)))
 }
 
-/// The columns of `batch` at rows `idx` (NONE: null).
-fn take_all(batch: &RecordBatch, idx: &[u32]) -> Result<Vec<ArrayRef>> {
-    let identity =
-        idx.len() == batch.num_rows() && idx.iter().enumerate().all(|(i, &r)| r as usize == i);
-    if identity {
-        // Every row once, in order (a foreign-key probe where all match).
-        return Ok(batch.columns().to_vec());
-    }
-    let idx = indices(idx);
-    batch
-        .columns()
-        .iter()
-        .map(|c| Ok(take(c.as_ref(), &idx, None)?))
-        .collect()
+/// How one side's rows are gathered: all of them in order (the columns
+/// are shared, not copied), or by index.
+enum Rows {
+    Identity,
+    Take(UInt32Array),
 }
 
+impl Rows {
+    /// Rows `idx` of a side of `n` rows (NONE: null).
+    fn new(n: usize, idx: &[u32]) -> Self {
+        let identity = idx.len() == n && idx.iter().enumerate().all(|(i, &r)| r as usize == i);
+        // Every row once, in order: a foreign-key probe where all match.
+        if identity {
+            Rows::Identity
+        } else {
+            Rows::Take(indices(idx))
+        }
+    }
+
+    fn of(&self, column: &ArrayRef) -> Result<ArrayRef> {
+        Ok(match self {
+            Rows::Identity => column.clone(),
+            Rows::Take(idx) => take(column.as_ref(), idx, None)?,
+        })
+    }
+}
+
+/// Rows `idx` of each side in turn, as a batch of `schema` holding the
+/// `output` columns of the sides' columns laid side by side (all when
+/// `None`); columns not emitted are not gathered.
 fn gather(
     schema: &SchemaRef,
-    first: Option<(&RecordBatch, &[u32])>,
-    second: Option<(&RecordBatch, &[u32])>,
+    sides: &[(&RecordBatch, &[u32])],
+    output: Option<&[usize]>,
 ) -> Result<RecordBatch> {
-    let mut columns = Vec::with_capacity(schema.fields().len());
-    let mut rows = 0;
-    for (batch, idx) in first.into_iter().chain(second) {
-        rows = idx.len();
-        columns.extend(take_all(batch, idx)?);
-    }
+    let rows = sides.last().map_or(0, |(_, idx)| idx.len());
+    let layout: Vec<(usize, usize)> = sides
+        .iter()
+        .enumerate()
+        .flat_map(|(s, (b, _))| (0..b.num_columns()).map(move |c| (s, c)))
+        .collect();
+    let mut gathers: Vec<Option<Rows>> = sides.iter().map(|_| None).collect();
+    let columns = join_outputs(layout, output)
+        .into_iter()
+        .map(|(s, c)| {
+            let (batch, idx) = sides[s];
+            gathers[s]
+                .get_or_insert_with(|| Rows::new(batch.num_rows(), idx))
+                .of(batch.column(c))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
     Ok(RecordBatch::try_new_with_options(
         schema.clone(),
@@ -370,18 +401,17 @@ fn gather(
     )?)
 }
 
+/// The pairs (probe row, build row) laid out left side first.
 fn gather_pair(
-    schema: &SchemaRef,
+    (output, schema): JoinOutput,
     plan: &Plan,
-    probe: &RecordBatch,
-    probe_idx: &[u32],
-    build: &RecordBatch,
-    build_idx: &[u32],
+    probe: (&RecordBatch, &[u32]),
+    build: (&RecordBatch, &[u32]),
 ) -> Result<RecordBatch> {
     if plan.probe_is_left {
-        gather(schema, Some((probe, probe_idx)), Some((build, build_idx)))
+        gather(schema, &[probe, build], output)
     } else {
-        gather(schema, Some((build, build_idx)), Some((probe, probe_idx)))
+        gather(schema, &[build, probe], output)
     }
 }
 
@@ -399,7 +429,7 @@ pub fn cross_join(
                 .flat_map(|i| std::iter::repeat_n(i, nr as usize))
                 .collect();
             let ri: Vec<u32> = (0..nl).flat_map(|_| 0..nr).collect();
-            out.push(gather(schema, Some((l, &li)), Some((r, &ri)))?);
+            out.push(gather(schema, &[(l, &li), (r, &ri)], None)?);
         }
     }
     Ok(out)

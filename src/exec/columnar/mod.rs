@@ -62,6 +62,7 @@ pub fn run_operator(
             how,
             build_side,
             filter,
+            output,
             schema,
         } => {
             let right_batches = inputs.pop().unwrap_or_default();
@@ -74,7 +75,7 @@ pub fn run_operator(
                 *how,
                 *build_side,
                 filter.as_ref(),
-                schema,
+                (output.as_deref(), schema),
             )
         }
         PhysicalPlan::CrossJoin { schema, .. } => {

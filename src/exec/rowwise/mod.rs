@@ -121,6 +121,7 @@ fn build(
             right_keys,
             how,
             filter,
+            output,
             ..
         } => {
             let (ls, rs) = (left.schema(), right.schema());
@@ -137,6 +138,7 @@ fn build(
                 built: None,
                 pending: Default::default(),
                 probe_done: false,
+                output: output.clone(),
                 right_width: 0,
                 left_width: 0,
             })

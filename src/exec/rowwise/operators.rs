@@ -12,7 +12,7 @@ use super::value::{Row, Value};
 use crate::error::Result;
 use crate::expr::WindowFunc;
 use crate::physical::expr::PhysicalExpr;
-use crate::physical::{AggregateExpr, Stage};
+use crate::physical::{AggregateExpr, Stage, join_outputs};
 use crate::plan::JoinType;
 
 /// A tuple-at-a-time operator.
@@ -202,6 +202,8 @@ pub struct JoinOp {
     pub built: Option<BuiltSide>,
     pub pending: std::collections::VecDeque<Row>,
     pub probe_done: bool,
+    /// The emitted positions of each full output row (`None`: all).
+    pub output: Option<Vec<usize>>,
     pub right_width: usize,
     pub left_width: usize,
 }
@@ -236,7 +238,7 @@ impl RowOperator for JoinOp {
         }
         loop {
             if let Some(r) = self.pending.pop_front() {
-                return Ok(Some(r));
+                return Ok(Some(join_outputs(r, self.output.as_deref())));
             }
             if self.probe_done {
                 return Ok(None);
