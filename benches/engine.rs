@@ -1,5 +1,6 @@
 //! Criterion benchmarks of the core operators on 10M rows of db-benchmark data:
-//! filter, hash group-by (low and high cardinality), and hash join.
+//! filter, hash group-by (low and high cardinality), and hash joins (all
+//! keys found, few found, two keys).
 //!
 //! Run: `cargo bench --bench engine` (set `SLOTH_BENCH_ROWS` to change the size).
 
@@ -63,6 +64,29 @@ fn bench(c: &mut Criterion) {
             xj.join(&medium, [col("id2")], [col("id2")], JoinType::Inner)
                 .collect()
                 .unwrap()
+        })
+    });
+    // Most probe rows miss (the build keeps 1 key in 20): the shape the
+    // join's Bloom filter is for.
+    let selective = medium.filter((col("id2") % lit(20i64)).eq(lit(0i64)));
+    g.bench_function("join_inner_int_key_selective", |b| {
+        b.iter(|| {
+            xj.join(&selective, [col("id2")], [col("id2")], JoinType::Inner)
+                .collect()
+                .unwrap()
+        })
+    });
+    // Two integer keys, packed into one by the build's ranges.
+    g.bench_function("join_inner_two_int_keys_medium", |b| {
+        b.iter(|| {
+            xj.join(
+                &medium,
+                [col("id1"), col("id2")],
+                [col("id1"), col("id2")],
+                JoinType::Inner,
+            )
+            .collect()
+            .unwrap()
         })
     });
     g.finish();
