@@ -44,7 +44,25 @@ macro_rules! int_lane {
         }
     )*};
 }
-int_lane!(i64, i128);
+int_lane!(i64);
+
+impl Lane for i128 {
+    fn add(a: Self, b: Self) -> (Self, bool) {
+        a.overflowing_add(b)
+    }
+    fn sub(a: Self, b: Self) -> (Self, bool) {
+        a.overflowing_sub(b)
+    }
+    /// Decimal values mostly fit in 64 bits, and the product of two such
+    /// cannot overflow 128 bits: one 64x64->128 multiply, instead of the
+    /// general overflow-checked 128-bit multiply (a library call).
+    fn mul(a: Self, b: Self) -> (Self, bool) {
+        match (i64::try_from(a), i64::try_from(b)) {
+            (Ok(a), Ok(b)) => (a as i128 * b as i128, false),
+            _ => a.overflowing_mul(b),
+        }
+    }
+}
 
 impl Lane for f64 {
     fn add(a: Self, b: Self) -> (Self, bool) {
@@ -503,6 +521,22 @@ mod tests {
     use super::*;
     use crate::expr::{Expr, col, lit};
     use crate::kernels::eval::evaluate_array;
+
+    #[test]
+    fn wide_multiplies_match_the_checked_one() {
+        let big = i128::MAX / 3;
+        for (a, b) in [
+            (7i128, -9i128),
+            (i64::MAX as i128, i64::MIN as i128),
+            (i64::MAX as i128 + 1, 2),
+            (big, 2),
+            (big, 4),
+            (-big, 3),
+            (i128::MIN, -1),
+        ] {
+            assert_eq!(<i128 as Lane>::mul(a, b), a.overflowing_mul(b), "{a} * {b}");
+        }
+    }
 
     /// 3,000 rows (three chunks, the last partial) with nulls.
     fn batch() -> RecordBatch {
