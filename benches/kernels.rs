@@ -51,6 +51,7 @@ fn bench(c: &mut Criterion) {
             "decimal_price_disc_tax",
             col("price") * (one() - col("disc")) * (one() + col("tax")),
         ),
+        ("decimal_price_disc", col("price") * col("disc")),
         (
             "int_poly",
             col("n") * (lit(3i64) - col("n")) + col("n") * lit(2i64),

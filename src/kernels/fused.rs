@@ -84,7 +84,7 @@ enum Src {
     Const(usize),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ArithOp {
     Add,
     Sub,
@@ -267,8 +267,13 @@ impl<T: Lane + FromLiteral> Builder<T> {
             _ => Root::Value(self.lower(expr)?),
         };
         let ops = self.program.steps.len() + matches!(root, Root::Compare(..)) as usize;
+        // One operator is left to the array kernels, but for a decimal
+        // multiply: theirs checks every 128-bit product for overflow, ours
+        // multiplies 64-bit operands in one instruction (`Lane for i128`).
+        let decimal_mul = matches!(expr.data_type, DataType::Decimal128(..))
+            && self.program.steps.iter().any(|s| s.op == ArithOp::Mul);
         self.program.root = root;
-        (ops >= 2).then_some(self.program)
+        (ops >= 2 || decimal_mul).then_some(self.program)
     }
 
     fn constant(&mut self, v: T) -> Src {
@@ -585,6 +590,7 @@ mod tests {
             -(col("a") * col("b")) + lit(7i64),
             col("x") * (lit(1.5f64) - col("x")),
             col("price") * (one() - col("disc")),
+            col("price") * col("disc"),
             col("price") * (one() - col("disc")) * (one() + col("disc")),
             (col("price") + col("disc") * col("disc")).gt(col("price")),
             (col("a") * col("b")).lt_eq(lit(100i64)),
