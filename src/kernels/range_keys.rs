@@ -80,7 +80,7 @@ impl RangeLayout {
     /// that match nothing: a null key, or a value outside the build's range.
     pub fn encode(&self, columns: &[ArrayRef]) -> Result<(ScalarBuffer<i64>, Option<NullBuffer>)> {
         let n = columns.first().map_or(0, |c| c.len());
-        let mut packed = vec![0u64; n];
+        let mut packed = vec![0i64; n];
         let mut nulls: Option<NullBuffer> = None;
         for (range, column) in self.columns.iter().zip(columns) {
             let values = arrow::compute::cast(column, &DataType::Int64)?;
@@ -89,7 +89,7 @@ impl RangeLayout {
             for (k, &v) in packed.iter_mut().zip(values.iter()) {
                 outside |= v < range.min || v > range.max;
                 // Out-of-range rows get garbage here; they are marked below.
-                *k |= (v.wrapping_sub(range.min) as u64).wrapping_shl(range.shift);
+                *k |= (v.wrapping_sub(range.min) as u64).wrapping_shl(range.shift) as i64;
             }
             let mut invalid = column.logical_nulls();
             if outside {
@@ -100,7 +100,6 @@ impl RangeLayout {
             }
             nulls = NullBuffer::union(nulls.as_ref(), invalid.as_ref());
         }
-        let packed: Vec<i64> = packed.into_iter().map(|k| k as i64).collect();
         Ok((packed.into(), nulls))
     }
 }

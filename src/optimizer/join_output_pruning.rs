@@ -24,10 +24,14 @@
 //! It runs once, after the other rules reach their fixed point: a
 //! selection between two joins would hide them from join reordering.
 
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
 use super::OptimizerRule;
 use super::projection_pushdown::Pruner;
 use crate::error::Result;
-use crate::plan::LogicalPlan;
+use crate::expr::{Expr, col};
+use crate::plan::{JoinType, LogicalPlan};
 
 /// See the module documentation.
 pub struct JoinOutputPruning;
@@ -41,10 +45,40 @@ impl OptimizerRule for JoinOutputPruning {
     }
 }
 
+/// `join` under a selection of the `needed` columns of its output, when it
+/// has others (the pruning walk of
+/// [`projection_pushdown`](super::projection_pushdown) calls this for every
+/// join it rewrites). A cross join has no gather to narrow.
+pub(super) fn narrow(join: LogicalPlan, needed: &BTreeSet<String>) -> Result<LogicalPlan> {
+    if matches!(
+        join,
+        LogicalPlan::Join {
+            how: JoinType::Cross,
+            ..
+        }
+    ) {
+        return Ok(join);
+    }
+    let outputs = join.schema()?;
+    let kept: Vec<Expr> = outputs
+        .fields()
+        .iter()
+        .filter(|f| needed.contains(f.name()))
+        .map(|f| col(f.name().as_str()))
+        .collect();
+    Ok(if kept.is_empty() || kept.len() == outputs.fields().len() {
+        join
+    } else {
+        LogicalPlan::Project {
+            input: Arc::new(join),
+            exprs: kept,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::col;
     use crate::frame::LazyFrame;
     use crate::optimizer::projection_pushdown::ProjectionPushdown;
     use crate::optimizer::test_util::{rewritten, table};

@@ -202,22 +202,8 @@ impl Pruner {
                     filter: filter.clone(),
                 };
                 match &needed {
-                    Some(needed) if self.join_outputs && *how != JoinType::Cross => {
-                        let outputs = join.schema()?;
-                        let kept: Vec<Expr> = outputs
-                            .fields()
-                            .iter()
-                            .filter(|f| needed.contains(f.name()))
-                            .map(|f| col(f.name().as_str()))
-                            .collect();
-                        if kept.is_empty() || kept.len() == outputs.fields().len() {
-                            join
-                        } else {
-                            LogicalPlan::Project {
-                                input: Arc::new(join),
-                                exprs: kept,
-                            }
-                        }
+                    Some(needed) if self.join_outputs => {
+                        super::join_output_pruning::narrow(join, needed)?
                     }
                     _ => join,
                 }

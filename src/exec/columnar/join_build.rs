@@ -34,13 +34,18 @@ pub struct BuildTable {
     /// (rows go in last to first), found without reading `head` (one cache
     /// miss less per match on a large build side).
     unique: bool,
-    /// The build keys' hashes, so probe rows that surely miss skip the
-    /// tables; `None` for builds too large for it to stay in cache.
+    /// Checked first, so probe rows that surely miss skip the tables.
+    gate: ProbeGate,
+}
+
+/// A Bloom filter of the build keys' hashes, checked while it pays: `None`
+/// for builds too large for it to stay in cache, and no longer checked once
+/// most probe rows pass it.
+struct ProbeGate {
     bloom: Option<BloomFilter>,
-    /// Probe rows checked against `bloom`, and those that passed: when most
-    /// pass, the check only adds work and stops.
-    bloom_checked: AtomicUsize,
-    bloom_passed: AtomicUsize,
+    /// Probe rows checked, and those that passed.
+    checked: AtomicUsize,
+    passed: AtomicUsize,
 }
 
 /// Builds with more rows than this get no Bloom filter (it would take
@@ -86,7 +91,7 @@ impl BuildTable {
                 head,
                 next,
                 unique,
-                ..BuildTable::filter(encoded, hashes)
+                gate: ProbeGate::new(encoded, hashes),
             };
         }
         // Bucket the rows by partition (counting sort, ascending within each).
@@ -138,34 +143,8 @@ impl BuildTable {
             head,
             next,
             unique: false,
-            ..BuildTable::filter(encoded, hashes)
+            gate: ProbeGate::new(encoded, hashes),
         }
-    }
-
-    /// A table with nothing but the Bloom filter of the non-null `hashes`.
-    fn filter(encoded: &KeyBatch, hashes: &[u64]) -> Self {
-        let keyed = || (0..hashes.len()).filter(|&i| !encoded.is_null(i));
-        let rows = keyed().count();
-        let bloom =
-            (rows <= BLOOM_MAX_ROWS).then(|| BloomFilter::new(rows, keyed().map(|i| hashes[i])));
-        BuildTable {
-            tables: Vec::new(),
-            offsets: Vec::new(),
-            head: Vec::new(),
-            next: Vec::new(),
-            unique: false,
-            bloom,
-            bloom_checked: AtomicUsize::new(0),
-            bloom_passed: AtomicUsize::new(0),
-        }
-    }
-
-    /// The Bloom filter, while checking it pays.
-    fn bloom(&self) -> Option<&BloomFilter> {
-        let checked = self.bloom_checked.load(Ordering::Relaxed);
-        let passed = self.bloom_passed.load(Ordering::Relaxed);
-        let pays = checked < BLOOM_TRIAL_ROWS || (passed as f64) <= BLOOM_MAX_PASS * checked as f64;
-        self.bloom.as_ref().filter(|_| pays)
     }
 
     /// A table in the build's key form, for encoding probe keys alike.
@@ -187,13 +166,8 @@ impl BuildTable {
                 .find(keys, hashes[i], i)
                 .map_or(NONE, |g| self.offsets[p] + g)
         };
-        if let Some(bloom) = self.bloom() {
-            let mut candidates = Vec::new();
-            bloom.candidates(hashes, &mut candidates);
-            self.bloom_checked
-                .fetch_add(hashes.len(), Ordering::Relaxed);
-            self.bloom_passed
-                .fetch_add(candidates.len(), Ordering::Relaxed);
+        let mut candidates = Vec::new();
+        if self.gate.candidates(hashes, &mut candidates) {
             out.clear();
             out.resize(hashes.len(), NONE);
             for &i in &candidates {
@@ -238,4 +212,33 @@ fn chain(
         head[g] = i as u32;
     }
     head
+}
+
+impl ProbeGate {
+    /// The filter of the non-null keys' `hashes`.
+    fn new(encoded: &KeyBatch, hashes: &[u64]) -> Self {
+        let keyed = || (0..hashes.len()).filter(|&i| !encoded.is_null(i));
+        let rows = keyed().count();
+        ProbeGate {
+            bloom: (rows <= BLOOM_MAX_ROWS)
+                .then(|| BloomFilter::new(rows, keyed().map(|i| hashes[i]))),
+            checked: AtomicUsize::new(0),
+            passed: AtomicUsize::new(0),
+        }
+    }
+
+    /// The indices of `hashes` that may have a match, into `out`; `false`
+    /// (and `out` untouched) when the filter is not checked.
+    fn candidates(&self, hashes: &[u64], out: &mut Vec<u32>) -> bool {
+        let checked = self.checked.load(Ordering::Relaxed);
+        let passed = self.passed.load(Ordering::Relaxed);
+        let pays = checked < BLOOM_TRIAL_ROWS || (passed as f64) <= BLOOM_MAX_PASS * checked as f64;
+        let Some(bloom) = self.bloom.as_ref().filter(|_| pays) else {
+            return false;
+        };
+        bloom.candidates(hashes, out);
+        self.checked.fetch_add(hashes.len(), Ordering::Relaxed);
+        self.passed.fetch_add(out.len(), Ordering::Relaxed);
+        true
+    }
 }
