@@ -1,6 +1,7 @@
 //! All 22 TPC-H queries at SF 0.01 against DuckDB's answers on the same data
 //! (stored in tests/data/tpch-sf0.01, made by scripts/tpch_reference.py),
-//! with the optimizer on, off, and with each rule off.
+//! with the optimizer on, off, and with each rule off; and once more read
+//! from Parquet files, through the Parquet readers.
 
 mod common;
 
@@ -41,11 +42,15 @@ fn same_cell(got: &str, want: &str) -> bool {
 }
 
 fn check(q: &str, options: OptimizerOptions, label: &str) {
+    check_in(ctx(options), q, label)
+}
+
+fn check_in(ctx: SqlContext, q: &str, label: &str) {
     let dir = env!("CARGO_MANIFEST_DIR");
     let sql = std::fs::read_to_string(format!("{dir}/queries/tpch/{q}.sql")).unwrap();
     let reference =
         std::fs::read_to_string(format!("{dir}/tests/data/tpch-sf0.01/{q}.csv")).unwrap();
-    let df = ctx(options)
+    let df = ctx
         .sql(sql.trim().trim_end_matches(';'))
         .unwrap_or_else(|e| panic!("{q} ({label}): {e}"))
         .collect()
@@ -83,4 +88,27 @@ tpch_tests! {
     q07 => "q07", q08 => "q08", q09 => "q09", q10 => "q10", q11 => "q11", q12 => "q12",
     q13 => "q13", q14 => "q14", q15 => "q15", q16 => "q16", q17 => "q17", q18 => "q18",
     q19 => "q19", q20 => "q20", q21 => "q21", q22 => "q22"
+}
+
+/// The tables written as Parquet files (once per test binary), so the scans
+/// decode pages: fixed-width columns in `io/page_decode.rs`, the rest in
+/// arrow-rs.
+fn parquet_ctx() -> SqlContext {
+    use std::sync::OnceLock;
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        sloth::datagen::write_tpch(0.01, dir.path(), "parquet", |_| {}).unwrap();
+        dir
+    });
+    let mut c = SqlContext::new();
+    assert_eq!(c.register_dir(dir.path()).unwrap(), 8);
+    c
+}
+
+#[test]
+fn every_query_over_parquet_files() {
+    for q in 1..=22 {
+        check_in(parquet_ctx(), &format!("q{q:02}"), "parquet");
+    }
 }

@@ -8,6 +8,7 @@
 mod csv;
 mod file_cache;
 mod filter;
+mod page_decode;
 mod parquet;
 mod sink;
 

@@ -10,7 +10,7 @@ use arrow::array::{Array, ArrayRef, BooleanArray, Scalar};
 use arrow::compute::kernels::{boolean, cmp};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::error::ArrowError;
-use arrow::record_batch::RecordBatch;
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
@@ -23,6 +23,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::file_cache::FileCache;
 use super::filter::{ScanFilter, Selected};
+use super::page_decode;
 use super::{BATCH_SIZE, nullable_schema};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
@@ -228,6 +229,16 @@ impl RowGroupUnit {
         } else {
             None
         };
+        if late_filter.is_none()
+            && self.selection.is_none()
+            && let Some(batches) = self.read_with_own_decoder()?
+        {
+            let mut out = Vec::new();
+            for batch in batches {
+                out.extend(filter.filter_or_select(batch, select)?);
+            }
+            return Ok(out);
+        }
         let late = match late_filter {
             Some(row_filter) => {
                 b = b.with_row_filter(row_filter);
@@ -254,6 +265,89 @@ impl RowGroupUnit {
             .late_materialized_row_groups
             .fetch_add(1, Ordering::Relaxed);
         Ok(out.into_iter().map(Selected::all).collect())
+    }
+
+    /// The row group's batches with its fixed-width columns decoded by
+    /// [`page_decode`] and the rest (if any) by the arrow-rs reader; `None`
+    /// when no column qualifies (or `SLOTH_PARQUET_DECODER=arrow` asks for
+    /// arrow-rs alone, to compare the two).
+    fn read_with_own_decoder(&self) -> Result<Option<Vec<RecordBatch>>> {
+        if !own_decoder_enabled() {
+            return Ok(None);
+        }
+        let pq = self.metadata.metadata();
+        let row_group = pq.row_group(self.row_group);
+        let descr = pq.file_metadata().schema_descr();
+        let root = |i: usize| self.projection.as_ref().map_or(i, |p| p[i]);
+        let fast: Vec<_> = self
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| page_decode::fast_column(descr, root(i), f.data_type(), row_group))
+            .collect();
+        if fast.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let decoded = fast
+            .iter()
+            .map(|f| {
+                f.as_ref()
+                    .map(|f| page_decode::decode(&self.bytes, row_group, f))
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let rows = row_group.num_rows() as usize;
+        let batch = |offset: usize, len: usize, rest: &mut dyn Iterator<Item = ArrayRef>| {
+            let columns: Vec<ArrayRef> = decoded
+                .iter()
+                .map(|d| match d {
+                    Some(a) => Some(a.slice(offset, len)),
+                    None => rest.next(),
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    SlothError::Data("Parquet reader returned too few columns".into())
+                })?;
+            let options = RecordBatchOptions::new().with_row_count(Some(len));
+            Ok::<_, SlothError>(RecordBatch::try_new_with_options(
+                self.schema.clone(),
+                columns,
+                &options,
+            )?)
+        };
+        let others: Vec<usize> = (0..fast.len())
+            .filter(|&i| fast[i].is_none())
+            .map(root)
+            .collect();
+        let mut out = Vec::with_capacity(rows.div_ceil(BATCH_SIZE));
+        if others.is_empty() {
+            for offset in (0..rows).step_by(BATCH_SIZE) {
+                let len = BATCH_SIZE.min(rows - offset);
+                out.push(batch(offset, len, &mut std::iter::empty())?);
+            }
+            return Ok(Some(out));
+        }
+        let b = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            self.bytes.clone(),
+            self.metadata.clone(),
+        )
+        .with_row_groups(vec![self.row_group])
+        .with_batch_size(BATCH_SIZE);
+        let mask = ProjectionMask::roots(b.parquet_schema(), others);
+        let mut offset = 0;
+        for rest in b.with_projection(mask).build()? {
+            let rest = rest?;
+            let len = rest.num_rows();
+            if offset + len > rows {
+                return Err(SlothError::Data(
+                    "Parquet reader returned more rows than the row group holds".into(),
+                ));
+            }
+            out.push(batch(offset, len, &mut rest.columns().iter().cloned())?);
+            offset += len;
+        }
+        Ok(Some(out))
     }
 
     /// The scan's filters as one reader predicate over just the columns
@@ -302,6 +396,13 @@ impl RowGroupUnit {
         );
         Some(RowFilter::new(vec![Box::new(predicate)]))
     }
+}
+
+/// False when `SLOTH_PARQUET_DECODER=arrow`: every column then goes through
+/// the arrow-rs reader (read once per process).
+fn own_decoder_enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var_os("SLOTH_PARQUET_DECODER").is_none_or(|v| v != "arrow"))
 }
 
 pub(super) fn units(
