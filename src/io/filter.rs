@@ -158,6 +158,45 @@ impl ScanFilter {
         Ok(Some(batch))
     }
 
+    /// Runs the filters over `narrow`, a batch of just the columns the
+    /// filters read (`columns`: their indices in the scan's schema,
+    /// ascending), narrowing it after each filter as [`ScanFilter::apply`]
+    /// does. Returns the indices of the rows that passed and the narrowed
+    /// batch, or `None` when none did; counts them as `apply` does.
+    pub fn keep_in(
+        &self,
+        narrow: RecordBatch,
+        columns: &[usize],
+    ) -> Result<Option<(Vec<u32>, RecordBatch)>> {
+        let rows_in = narrow.num_rows();
+        let position = |c: usize| {
+            columns
+                .binary_search(&c)
+                .expect("every filter column is in the narrow batch")
+        };
+        let mut batch = narrow;
+        let mut kept: Option<Vec<u32>> = None;
+        for e in &self.exprs {
+            let mask = evaluate_mask(&e.remap_columns(&position), &batch)?;
+            kept = Some(match kept {
+                None => mask.values().set_indices().map(|i| i as u32).collect(),
+                Some(k) => mask.values().set_indices().map(|i| k[i]).collect(),
+            });
+            match keep_rows(batch, &mask)? {
+                Some(b) => batch = b,
+                None => {
+                    self.record(rows_in, 0);
+                    return Ok(None);
+                }
+            }
+        }
+        let kept = kept.unwrap_or_else(|| (0..rows_in as u32).collect());
+        let runs = 1 + kept.windows(2).filter(|w| w[1] != w[0] + 1).count();
+        self.record(rows_in, kept.len());
+        self.runs_out.fetch_add(runs, Ordering::Relaxed);
+        Ok(Some((kept, batch)))
+    }
+
     /// Counts rows that were filtered elsewhere (by the Parquet reader).
     pub fn record(&self, rows_in: usize, rows_out: usize) {
         self.rows_in.fetch_add(rows_in, Ordering::Relaxed);

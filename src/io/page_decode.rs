@@ -92,41 +92,60 @@ pub(super) fn fast_column(
     })
 }
 
-/// Decodes `column` of the row group into one array of all its rows.
+/// Decodes `column` of the row group into one array of its rows, or of the
+/// rows `selected` names (ascending indices into the row group).
+///
+/// With a selection, dictionary indices and PLAIN values are still read
+/// for every row (the pages are decompressed whole), but only the selected
+/// rows are gathered and written: a scan whose filter keeps scattered rows
+/// writes its other columns only for those.
 pub(super) fn decode(
     file: &Bytes,
     row_group: &RowGroupMetaData,
     column: &FastColumn,
+    selected: Option<&[u32]>,
 ) -> Result<ArrayRef> {
+    if let (Some(rows), true) = (selected, column.nullable) {
+        // Spreading present values over selected slots is not done here:
+        // an optional column decodes whole, then the rows are taken.
+        let all = decode(file, row_group, column, None)?;
+        return Ok(arrow::compute::take(
+            &all,
+            &arrow::array::UInt32Array::from(rows.to_vec()),
+            None,
+        )?);
+    }
     let chunk = row_group.column(column.leaf);
     let rows = row_group.num_rows() as usize;
     let pages = SerializedPageReader::new(Arc::new(file.clone()), chunk, rows, None)?;
     let name = chunk.column_descr().name().to_string();
     let corrupt = |msg: String| SlothError::Data(format!("Parquet column '{name}': {msg}"));
     let out: ArrayRef = match (column.physical, &column.data_type) {
-        (Physical::INT32, DataType::Date32) => {
-            Arc::new(read::<i32, Date32Type>(pages, column, rows, |v| v).map_err(corrupt)?)
-        }
+        (Physical::INT32, DataType::Date32) => Arc::new(
+            read::<i32, Date32Type>(pages, column, rows, selected, |v| v).map_err(corrupt)?,
+        ),
         (Physical::INT32, DataType::Decimal128(..)) => Arc::new(
-            read::<i32, Decimal128Type>(pages, column, rows, i128::from)
+            read::<i32, Decimal128Type>(pages, column, rows, selected, i128::from)
                 .map_err(corrupt)?
                 .with_data_type(column.data_type.clone()),
         ),
         (Physical::INT64, DataType::Decimal128(..)) => Arc::new(
-            read::<i64, Decimal128Type>(pages, column, rows, i128::from)
+            read::<i64, Decimal128Type>(pages, column, rows, selected, i128::from)
                 .map_err(corrupt)?
                 .with_data_type(column.data_type.clone()),
         ),
         (Physical::INT32, _) => {
-            Arc::new(read::<i32, Int32Type>(pages, column, rows, |v| v).map_err(corrupt)?)
+            Arc::new(read::<i32, Int32Type>(pages, column, rows, selected, |v| v).map_err(corrupt)?)
         }
         (Physical::INT64, _) => {
-            Arc::new(read::<i64, Int64Type>(pages, column, rows, |v| v).map_err(corrupt)?)
+            Arc::new(read::<i64, Int64Type>(pages, column, rows, selected, |v| v).map_err(corrupt)?)
         }
-        (Physical::FLOAT, _) => {
-            Arc::new(read::<f32, Float32Type>(pages, column, rows, |v| v).map_err(corrupt)?)
-        }
-        _ => Arc::new(read::<f64, Float64Type>(pages, column, rows, |v| v).map_err(corrupt)?),
+        (Physical::FLOAT, _) => Arc::new(
+            read::<f32, Float32Type>(pages, column, rows, selected, |v| v).map_err(corrupt)?,
+        ),
+        _ => Arc::new(
+            read::<f64, Float64Type>(pages, column, rows, selected, |v| v).map_err(corrupt)?,
+        ),
     };
     Ok(out)
 }
@@ -158,9 +177,13 @@ fn read<P: Plain, A: ArrowPrimitiveType>(
     pages: SerializedPageReader<Bytes>,
     column: &FastColumn,
     rows: usize,
+    selected: Option<&[u32]>,
     convert: impl Fn(P) -> A::Native,
 ) -> DecodeResult<PrimitiveArray<A>> {
-    let mut values: Vec<A::Native> = Vec::with_capacity(rows);
+    let mut values: Vec<A::Native> = Vec::with_capacity(selected.map_or(rows, <[u32]>::len));
+    // Slots of the pages read so far, and the selected rows not yet reached.
+    let mut slot = 0usize;
+    let mut pending = selected.unwrap_or(&[]);
     let mut validity = column.nullable.then(|| BooleanBufferBuilder::new(rows));
     let mut dictionary: Option<Vec<A::Native>> = None;
     // Values of a page with nulls, before they are spread over its slots.
@@ -228,10 +251,49 @@ fn read<P: Plain, A: ArrowPrimitiveType>(
                 )
             }
         };
-        if values.len() + slots > rows {
+        if slot + slots > rows {
             return Err(format!("more values than the row group's {rows} rows"));
         }
         let data = &buf[values_at..];
+        let page_start = slot;
+        slot += slots;
+        if selected.is_some() {
+            // Selections only reach here for required columns (no levels).
+            let here = pending.partition_point(|&r| (r as usize) < slot);
+            let (rows_here, rest) = pending.split_at(here);
+            pending = rest;
+            match encoding {
+                Encoding::PLAIN => plain_selected::<P, A::Native>(
+                    data,
+                    slots,
+                    page_start,
+                    rows_here,
+                    &convert,
+                    &mut values,
+                )?,
+                Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
+                    let dict = dictionary
+                        .as_deref()
+                        .ok_or("dictionary-encoded page without a dictionary")?;
+                    let (&width, indices) = data
+                        .split_first()
+                        .map_or((&0, &[][..]), |(w, rest)| (w, rest));
+                    if !rows_here.is_empty() {
+                        gather_selected(
+                            indices,
+                            u32::from(width),
+                            slots,
+                            page_start,
+                            rows_here,
+                            dict,
+                            &mut values,
+                        )?;
+                    }
+                }
+                other => return Err(format!("data page encoded as {other}")),
+            }
+            continue;
+        }
         let (present, target) = match (levels, validity.as_mut()) {
             (Some(levels), Some(validity)) => {
                 let present = definition_levels(levels, slots, validity)?;
@@ -273,11 +335,8 @@ fn read<P: Plain, A: ArrowPrimitiveType>(
             }));
         }
     }
-    if values.len() != rows {
-        return Err(format!(
-            "{} values for the row group's {rows} rows",
-            values.len()
-        ));
+    if slot != rows || values.len() != selected.map_or(rows, <[u32]>::len) {
+        return Err(format!("{slot} values for the row group's {rows} rows"));
     }
     let nulls = validity
         .map(|mut v| NullBuffer::new(v.finish()))
@@ -296,6 +355,26 @@ fn plain_values<P: Plain, T>(
         .get(..n * P::WIDTH)
         .ok_or_else(|| format!("{} bytes for {n} PLAIN values", data.len()))?;
     out.extend(bytes.chunks_exact(P::WIDTH).map(|c| convert(P::from_le(c))));
+    Ok(())
+}
+
+/// Appends the PLAIN values of the rows `selected` (row group indices, all
+/// within this page of `slots` values starting at row `first`) to `out`.
+fn plain_selected<P: Plain, T>(
+    data: &[u8],
+    slots: usize,
+    first: usize,
+    selected: &[u32],
+    convert: &impl Fn(P) -> T,
+    out: &mut Vec<T>,
+) -> DecodeResult<()> {
+    let bytes = data
+        .get(..slots * P::WIDTH)
+        .ok_or_else(|| format!("{} bytes for {slots} PLAIN values", data.len()))?;
+    out.extend(selected.iter().map(|&r| {
+        let at = (r as usize - first) * P::WIDTH;
+        convert(P::from_le(&bytes[at..at + P::WIDTH]))
+    }));
     Ok(())
 }
 
@@ -373,6 +452,76 @@ fn gather<T: Copy>(
         bad_index: None,
     };
     Hybrid::new(indices, width)?.decode(n, &mut sink)?;
+    match sink.bad_index {
+        Some(i) => Err(format!(
+            "dictionary index {i} out of range for {} entries",
+            dict.len()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// As [`gather`] for the `slots` indices of a page starting at row
+/// `first`, appending only the entries of the rows `selected` (ascending,
+/// all within the page).
+fn gather_selected<T: Copy>(
+    indices: &[u8],
+    width: u32,
+    slots: usize,
+    first: usize,
+    selected: &[u32],
+    dict: &[T],
+    out: &mut Vec<T>,
+) -> DecodeResult<()> {
+    struct Select<'a, T> {
+        dict: &'a [T],
+        out: &'a mut Vec<T>,
+        /// Selected rows not yet reached, and the row of the next index.
+        selected: &'a [u32],
+        row: usize,
+        bad_index: Option<u32>,
+    }
+    impl<'a, T: Copy> Select<'a, T> {
+        /// The selected rows among the next `n`, and the row they count
+        /// from; advances past them.
+        fn advance(&mut self, n: usize) -> (&'a [u32], usize) {
+            let (selected, row) = (self.selected, self.row);
+            let k = selected.partition_point(|&r| (r as usize) < row + n);
+            self.selected = &selected[k..];
+            self.row = row + n;
+            (&selected[..k], row)
+        }
+    }
+    impl<T: Copy> Runs for Select<'_, T> {
+        fn repeated(&mut self, i: u32, len: usize) {
+            let n = self.advance(len).0.len();
+            if n > 0 {
+                match self.dict.get(i as usize) {
+                    Some(&v) => self.out.extend(std::iter::repeat_n(v, n)),
+                    None => self.bad_index = Some(i),
+                }
+            }
+        }
+        fn packed(&mut self, idx: &[u32]) {
+            let (here, row) = self.advance(idx.len());
+            let dict = self.dict;
+            for &r in here {
+                let i = idx[r as usize - row];
+                match dict.get(i as usize) {
+                    Some(&v) => self.out.push(v),
+                    None => self.bad_index = Some(i),
+                }
+            }
+        }
+    }
+    let mut sink = Select {
+        dict,
+        out,
+        selected,
+        row: first,
+        bad_index: None,
+    };
+    Hybrid::new(indices, width)?.decode(slots, &mut sink)?;
     match sink.bad_index {
         Some(i) => Err(format!(
             "dictionary index {i} out of range for {} entries",
@@ -654,7 +803,19 @@ mod tests {
                 let Some(fast) = fast_column(descr, i, field.data_type(), rg) else {
                     continue;
                 };
-                ours.push(decode(&file, rg, &fast).unwrap());
+                let whole = decode(&file, rg, &fast, None).unwrap();
+                // A selection (scattered rows, a run, the last row) gives
+                // the rows the whole column has there.
+                let n = rg.num_rows() as u32;
+                let selected: Vec<u32> = (0..n)
+                    .filter(|r| r % 7 == 2 || (100..700).contains(r) || *r == n - 1)
+                    .collect();
+                let picked = decode(&file, rg, &fast, Some(&selected)).unwrap();
+                let taken =
+                    arrow::compute::take(&whole, &arrow::array::UInt32Array::from(selected), None)
+                        .unwrap();
+                assert_eq!(picked.to_data(), taken.to_data(), "{field}");
+                ours.push(whole);
             }
             if ours.is_empty() {
                 continue;
