@@ -463,16 +463,11 @@ fn read<V: Values>(
                     &mut values,
                 )?,
                 Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
-                    let dict = dictionary
-                        .as_deref()
-                        .ok_or("dictionary-encoded page without a dictionary")?;
-                    let (&width, indices) = data
-                        .split_first()
-                        .map_or((&0, &[][..]), |(w, rest)| (w, rest));
+                    let (dict, width, indices) = dictionary_indices(&dictionary, data)?;
                     if !rows_here.is_empty() {
                         gather_selected(
                             indices,
-                            u32::from(width),
+                            width,
                             slots,
                             page_start,
                             rows_here,
@@ -500,14 +495,9 @@ fn read<V: Values>(
         match encoding {
             Encoding::PLAIN => decoder.plain(buf, values_at, present, None, target)?,
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
-                let dict = dictionary
-                    .as_deref()
-                    .ok_or("dictionary-encoded page without a dictionary")?;
-                let (&width, indices) = data
-                    .split_first()
-                    .map_or((&0, &[][..]), |(w, rest)| (w, rest));
+                let (dict, width, indices) = dictionary_indices(&dictionary, data)?;
                 if present > 0 {
-                    gather(indices, u32::from(width), present, dict, target)?;
+                    gather(indices, width, present, dict, target)?;
                 }
             }
             other => return Err(format!("data page encoded as {other}")),
@@ -609,13 +599,7 @@ fn gather<T: Copy>(
         bad_index: None,
     };
     Hybrid::new(indices, width)?.decode(n, &mut sink)?;
-    match sink.bad_index {
-        Some(i) => Err(format!(
-            "dictionary index {i} out of range for {} entries",
-            dict.len()
-        )),
-        None => Ok(()),
-    }
+    index_in_range(sink.bad_index, dict.len())
 }
 
 /// As [`gather`] for the `slots` indices of a page starting at row
@@ -679,10 +663,29 @@ fn gather_selected<T: Copy>(
         bad_index: None,
     };
     Hybrid::new(indices, width)?.decode(slots, &mut sink)?;
-    match sink.bad_index {
+    index_in_range(sink.bad_index, dict.len())
+}
+
+/// The dictionary read so far, and the bit width and hybrid-encoded
+/// indices of a dictionary-encoded page's values `data`.
+fn dictionary_indices<'a, T>(
+    dictionary: &'a Option<Vec<T>>,
+    data: &'a [u8],
+) -> DecodeResult<(&'a [T], u32, &'a [u8])> {
+    let dict = dictionary
+        .as_deref()
+        .ok_or("dictionary-encoded page without a dictionary")?;
+    let (width, indices) = data
+        .split_first()
+        .map_or((0, &[][..]), |(&w, rest)| (u32::from(w), rest));
+    Ok((dict, width, indices))
+}
+
+/// An error naming the dictionary index that was out of range, if any.
+fn index_in_range(bad_index: Option<u32>, entries: usize) -> DecodeResult<()> {
+    match bad_index {
         Some(i) => Err(format!(
-            "dictionary index {i} out of range for {} entries",
-            dict.len()
+            "dictionary index {i} out of range for {entries} entries"
         )),
         None => Ok(()),
     }
