@@ -1,8 +1,11 @@
 //! Criterion benchmarks of the core operators on 10M rows of db-benchmark data:
-//! filter, hash group-by (low and high cardinality), and hash joins (all
-//! keys found, few found, two keys).
+//! filter, hash group-by (low and high cardinality), hash joins (all keys
+//! found, few found, two keys), and Parquet scans (every row, and a filter
+//! keeping 2% scattered rows).
 //!
-//! Run: `cargo bench --bench engine` (set `SLOTH_BENCH_ROWS` to change the size).
+//! Run: `cargo bench --bench engine` (set `SLOTH_BENCH_ROWS` to change the
+//! size). `SLOTH_PARQUET_DECODER=arrow cargo bench --bench engine -- parquet`
+//! times the scans with the arrow-rs reader instead of sloth's decoder.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sloth::datagen::{h2o_groupby, h2o_join};
@@ -87,6 +90,43 @@ fn bench(c: &mut Criterion) {
             )
             .collect()
             .unwrap()
+        })
+    });
+    g.finish();
+    bench_parquet(c, n);
+}
+
+/// Scans of the db-benchmark table written as Parquet by `sloth gen`'s
+/// writer (zstd, dictionary pages, 128K-row row groups).
+fn bench_parquet(c: &mut Criterion, n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.parquet");
+    let batches = h2o_groupby(n, 100).unwrap();
+    sloth::io::write_parquet(&path, &batches[0].schema(), &batches).unwrap();
+    let x = LazyFrame::scan_parquet(&path).unwrap();
+    let mut g = c.benchmark_group("parquet");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function("scan_ints_floats_strings", |b| {
+        b.iter(|| {
+            x.select([
+                col("id4").sum(),
+                col("id6").sum(),
+                col("v3").sum(),
+                col("id1").n_unique(),
+            ])
+            .collect()
+            .unwrap()
+        })
+    });
+    // id6 is uniform over 1..n/100, so this keeps 2% of the rows, scattered.
+    let cut = (n / 100 / 50) as i64;
+    g.bench_function("scan_filter_two_percent", |b| {
+        b.iter(|| {
+            x.filter(col("id6").lt(lit(cut)))
+                .select([col("id4").sum(), col("v3").sum(), col("id1").n_unique()])
+                .collect()
+                .unwrap()
         })
     });
     g.finish();
