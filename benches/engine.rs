@@ -109,7 +109,7 @@ fn bench_parquet(c: &mut Criterion, n: usize) {
     g.throughput(Throughput::Elements(n as u64));
     g.bench_function("scan_ints_floats_strings", |b| {
         b.iter(|| {
-            x.select([
+            x.agg([
                 col("id4").sum(),
                 col("id6").sum(),
                 col("v3").sum(),
@@ -124,7 +124,7 @@ fn bench_parquet(c: &mut Criterion, n: usize) {
     g.bench_function("scan_filter_two_percent", |b| {
         b.iter(|| {
             x.filter(col("id6").lt(lit(cut)))
-                .select([col("id4").sum(), col("v3").sum(), col("id1").n_unique()])
+                .agg([col("id4").sum(), col("v3").sum(), col("id1").n_unique()])
                 .collect()
                 .unwrap()
         })
