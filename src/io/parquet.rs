@@ -285,13 +285,14 @@ impl RowGroupUnit {
         let pq = self.metadata.metadata();
         let row_group = pq.row_group(self.row_group);
         let descr = pq.file_metadata().schema_descr();
-        let root = |i: usize| self.projection.as_ref().map_or(i, |p| p[i]);
         let fast: Vec<_> = self
             .schema
             .fields()
             .iter()
             .enumerate()
-            .map(|(i, f)| page_decode::fast_column(descr, root(i), f.data_type(), row_group))
+            .map(|(i, f)| {
+                page_decode::fast_column(descr, self.file_root(i), f.data_type(), row_group)
+            })
             .collect();
         if fast.iter().all(Option::is_none) {
             return Ok(None);
@@ -373,7 +374,6 @@ impl RowGroupUnit {
         skip: &[usize],
     ) -> Result<Vec<Option<Vec<ArrayRef>>>> {
         let row_group = self.metadata.metadata().row_group(self.row_group);
-        let root = |i: usize| self.projection.as_ref().map_or(i, |p| p[i]);
         let mut columns: Vec<Option<Vec<ArrayRef>>> = fast
             .iter()
             .map(|f| {
@@ -394,7 +394,10 @@ impl RowGroupUnit {
         )
         .with_row_groups(vec![self.row_group])
         .with_batch_size(BATCH_SIZE);
-        let mask = ProjectionMask::roots(b.parquet_schema(), others.iter().map(|&i| root(i)));
+        let mask = ProjectionMask::roots(
+            b.parquet_schema(),
+            others.iter().map(|&i| self.file_root(i)),
+        );
         let mut parts: Vec<Vec<ArrayRef>> = vec![vec![]; others.len()];
         let mut offset = 0;
         for batch in b.with_projection(mask).build()? {
@@ -435,6 +438,11 @@ impl RowGroupUnit {
         Ok(columns)
     }
 
+    /// The file's root column that projected column `i` reads.
+    fn file_root(&self, i: usize) -> usize {
+        self.projection.as_ref().map_or(i, |p| p[i])
+    }
+
     /// The scan's filters as one reader predicate over just the columns
     /// they read; `None` when they read every projected column (nothing
     /// would be decoded later) or none.
@@ -448,9 +456,8 @@ impl RowGroupUnit {
         if used.is_empty() || used.len() == self.schema.fields().len() {
             return None;
         }
-        // Projected column i is file root `file_root(i)`; the predicate's
-        // batch holds the used roots in file order.
-        let file_root = |i: usize| self.projection.as_ref().map_or(i, |p| p[i]);
+        // The predicate's batch holds the used roots in file order.
+        let file_root = |i: usize| self.file_root(i);
         let mut roots: Vec<usize> = used.iter().map(|&i| file_root(i)).collect();
         roots.sort_unstable();
         let exprs: Vec<PhysicalExpr> = filter
