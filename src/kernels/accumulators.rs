@@ -12,10 +12,12 @@ use arrow::array::*;
 use arrow::compute::cast;
 use arrow::datatypes::*;
 use arrow::row::{RowConverter, SortField};
-use hashbrown::HashSet;
 
 use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
+
+mod distinct;
+use distinct::Distinct;
 
 /// Aggregate state for all groups of one aggregate expression.
 pub trait Accumulator: Send + Sync {
@@ -861,78 +863,6 @@ impl Accumulator for Corr {
             .state
             .iter()
             .map(|&[count, _, _, m2x, m2y, cxy]| (count > 1.0).then(|| cxy / (m2x * m2y).sqrt()))
-            .collect();
-        Ok(Arc::new(out))
-    }
-}
-
-/// Distinct values per group: `count(DISTINCT x)` (nulls ignored) or
-/// `n_unique` (null counts as one value, as in Polars).
-struct Distinct {
-    converter: RowConverter,
-    sets: Vec<HashSet<Box<[u8]>>>,
-    nulls: Vec<bool>,
-    count_null: bool,
-}
-
-impl Distinct {
-    fn new(t: &DataType, count_null: bool) -> Result<Self> {
-        Ok(Distinct {
-            converter: RowConverter::new(vec![SortField::new(t.clone())])?,
-            sets: vec![],
-            nulls: vec![],
-            count_null,
-        })
-    }
-}
-
-impl Accumulator for Distinct {
-    fn update(
-        &mut self,
-        values: &[ArrayRef],
-        rows: &[u32],
-        groups: &[u32],
-        n: usize,
-    ) -> Result<()> {
-        grow(&mut self.sets, n, HashSet::new());
-        grow(&mut self.nulls, n, false);
-        let encoded = self.converter.convert_columns(&values[..1])?;
-        let nulls = values[0].logical_nulls();
-        for (&r, &g) in rows.iter().zip(groups) {
-            if nulls.as_ref().is_some_and(|n| n.is_null(r as usize)) {
-                self.nulls[g as usize] = true;
-                continue;
-            }
-            let row = encoded.row(r as usize);
-            let set = &mut self.sets[g as usize];
-            if !set.contains(row.as_ref()) {
-                set.insert(row.as_ref().into());
-            }
-        }
-        Ok(())
-    }
-    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
-        let other = same::<Self>(other);
-        grow(&mut self.sets, n, HashSet::new());
-        grow(&mut self.nulls, n, false);
-        for (&s, &d) in src.iter().zip(dst) {
-            let Some(set) = other.sets.get(s as usize) else {
-                continue;
-            };
-            self.sets[d as usize].extend(set.iter().cloned());
-            self.nulls[d as usize] |= other.nulls[s as usize];
-        }
-        Ok(())
-    }
-    any_impl!();
-    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
-        grow(&mut self.sets, n, HashSet::new());
-        grow(&mut self.nulls, n, false);
-        let out: Int64Array = self
-            .sets
-            .iter()
-            .zip(&self.nulls)
-            .map(|(s, &has_null)| Some(s.len() as i64 + (self.count_null && has_null) as i64))
             .collect();
         Ok(Arc::new(out))
     }

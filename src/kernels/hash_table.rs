@@ -49,8 +49,9 @@ pub fn hash_u128(v: u128) -> u64 {
 
 const NULL_HASH: u64 = 0x2545_F491_4F6C_DD1D;
 
+/// Hash of a byte string (byte-row keys).
 #[inline(always)]
-fn hash_bytes(b: &[u8]) -> u64 {
+pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     foldhash::fast::FixedState::with_seed(0x51_07_4a).hash_one(b)
 }
