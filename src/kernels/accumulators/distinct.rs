@@ -206,10 +206,10 @@ impl Accumulator for Distinct {
         match (&mut self.pairs, &other.pairs) {
             (Pairs::Bits(mine), Pairs::Bits(theirs)) => {
                 for &(g, bits) in theirs {
-                    if let Some(d) = target(g) {
-                        if Pairs::insert_bits(mine, d, bits) {
-                            self.counts[d as usize] += 1;
-                        }
+                    if let Some(d) = target(g)
+                        && Pairs::insert_bits(mine, d, bits)
+                    {
+                        self.counts[d as usize] += 1;
                     }
                 }
             }
@@ -222,11 +222,11 @@ impl Accumulator for Distinct {
                 },
             ) => {
                 for p in their_table {
-                    if let Some(d) = target(p.group) {
-                        let bytes = &their_arena[p.offset..p.offset + p.len as usize];
-                        if Pairs::insert_row(table, arena, d, bytes) {
-                            self.counts[d as usize] += 1;
-                        }
+                    let bytes = &their_arena[p.offset..p.offset + p.len as usize];
+                    if let Some(d) = target(p.group)
+                        && Pairs::insert_row(table, arena, d, bytes)
+                    {
+                        self.counts[d as usize] += 1;
                     }
                 }
             }
@@ -291,8 +291,13 @@ mod tests {
         let mut a = Distinct::new(array.data_type(), count_null).unwrap();
         let mut b = Distinct::new(array.data_type(), count_null).unwrap();
         let rows: Vec<u32> = (0..groups.len() as u32).collect();
-        a.update(&[array.clone()], &rows[..half], &groups[..half], n)
-            .unwrap();
+        a.update(
+            std::slice::from_ref(&array),
+            &rows[..half],
+            &groups[..half],
+            n,
+        )
+        .unwrap();
         // The second accumulator numbers its groups backwards.
         let flipped: Vec<u32> = groups[half..].iter().map(|g| n as u32 - 1 - g).collect();
         b.update(&[array], &rows[half..], &flipped, n).unwrap();
