@@ -340,7 +340,7 @@ fn run_node(
         let (built_batches, built_time) = run(built, ctx, &mut built_id.clone(), depth + 1)?;
         let built_rows: usize = built_batches.iter().map(|b| b.num_rows()).sum();
         if built_rows <= estimate
-            && let Some(morsels) = columnar::MorselInput::stream(streamed)?
+            && let Some(mut morsels) = columnar::MorselInput::stream(streamed)?
         {
             let start = Instant::now();
             let build = columnar::JoinSide {
@@ -353,9 +353,9 @@ fn run_node(
                 schema: streamed.schema(),
                 keys: streamed_keys,
             };
-            let out = columnar::hash_join_streaming(
+            let (out, key_filter) = columnar::hash_join_streaming(
                 build,
-                (&morsels, probe),
+                (&mut morsels, probe),
                 !stream_left,
                 *how,
                 filter.as_ref(),
@@ -365,14 +365,12 @@ fn run_node(
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
             record_fused(streamed, ctx, &mut streamed_id.clone(), depth + 1, rows_in);
             let side = if stream_left { "left" } else { "right" };
-            ctx.record(
-                id,
-                depth,
-                plan,
-                &out,
-                elapsed,
-                format!("{side} (probe) side streamed"),
-            );
+            let mut note = format!("{side} (probe) side streamed");
+            if let Some((checked, passed)) = key_filter {
+                note +=
+                    &format!(", build keys filtered its scan: {passed} of {checked} rows passed");
+            }
+            ctx.record(id, depth, plan, &out, elapsed, note);
             return Ok((out, built_time + elapsed));
         }
         let (streamed_batches, streamed_time) =

@@ -18,7 +18,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use arrow::record_batch::RecordBatch;
+use std::sync::Arc;
+
+use arrow::array::ArrayRef;
+use arrow::datatypes::{Field, Schema};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::error::Result;
 use crate::kernels::eval::{evaluate_mask, keep_rows};
@@ -73,6 +77,15 @@ impl Selected {
     }
 }
 
+/// What [`ScanFilter::keep_decoding`] kept of a row group.
+pub struct FilteredColumns {
+    /// The rows that passed, ascending.
+    pub kept: Vec<u32>,
+    /// The columns the filters read, `(column, values of the kept rows)`,
+    /// ascending by column.
+    pub columns: Vec<(usize, ArrayRef)>,
+}
+
 /// Filters over a scan's projected schema, with counts of rows in and out.
 #[derive(Debug, Default)]
 pub struct ScanFilter {
@@ -90,6 +103,11 @@ impl ScanFilter {
             exprs,
             ..Default::default()
         }
+    }
+
+    /// Adds a filter, checked after the others.
+    pub fn push(&mut self, expr: PhysicalExpr) {
+        self.exprs.push(expr);
     }
 
     /// The filter expressions.
@@ -158,32 +176,54 @@ impl ScanFilter {
         Ok(Some(batch))
     }
 
-    /// Runs the filters over `narrow`, a batch of just the columns the
-    /// filters read (`columns`: their indices in the scan's schema,
-    /// ascending), narrowing it after each filter as [`ScanFilter::apply`]
-    /// does. Returns the indices of the rows that passed and the narrowed
-    /// batch, or `None` when none did; counts them as `apply` does.
-    pub fn keep_in(
+    /// Runs the filters over a row group of `rows_in` rows whose columns
+    /// are decoded on demand: before each filter, `decode(c, kept)` gives
+    /// each column `c` it reads that no earlier filter read, for just the
+    /// rows kept so far (`None`: every row), so a column read only by a
+    /// later filter is decoded only for the rows the earlier ones kept.
+    /// Narrows after each filter as [`ScanFilter::apply`] does and counts
+    /// rows as it does. Returns the indices of the rows that passed and the
+    /// columns decoded, for those rows (ascending by column), or `None`
+    /// when no row passed.
+    pub fn keep_decoding(
         &self,
-        narrow: RecordBatch,
-        columns: &[usize],
-    ) -> Result<Option<(Vec<u32>, RecordBatch)>> {
-        let rows_in = narrow.num_rows();
-        let position = |c: usize| {
-            columns
-                .binary_search(&c)
-                .expect("every filter column is in the narrow batch")
-        };
-        let mut batch = narrow;
+        rows_in: usize,
+        mut decode: impl FnMut(usize, Option<&[u32]>) -> Result<ArrayRef>,
+    ) -> Result<Option<FilteredColumns>> {
         let mut kept: Option<Vec<u32>> = None;
+        let mut columns: Vec<(usize, ArrayRef)> = Vec::new();
         for e in &self.exprs {
+            for c in e.columns() {
+                if let Err(at) = columns.binary_search_by_key(&c, |(i, _)| *i) {
+                    columns.insert(at, (c, decode(c, kept.as_deref())?));
+                }
+            }
+            let position = |c: usize| {
+                columns
+                    .binary_search_by_key(&c, |(i, _)| *i)
+                    .expect("every column the filter reads is decoded")
+            };
+            let fields: Vec<Field> = columns
+                .iter()
+                .map(|(c, a)| Field::new(format!("c{c}"), a.data_type().clone(), true))
+                .collect();
+            let rows = kept.as_ref().map_or(rows_in, Vec::len);
+            let batch = RecordBatch::try_new_with_options(
+                Arc::new(Schema::new(fields)),
+                columns.iter().map(|(_, a)| a.clone()).collect(),
+                &RecordBatchOptions::new().with_row_count(Some(rows)),
+            )?;
             let mask = evaluate_mask(&e.remap_columns(&position), &batch)?;
             kept = Some(match kept {
                 None => mask.values().set_indices().map(|i| i as u32).collect(),
                 Some(k) => mask.values().set_indices().map(|i| k[i]).collect(),
             });
             match keep_rows(batch, &mask)? {
-                Some(b) => batch = b,
+                Some(b) => {
+                    for ((_, a), narrowed) in columns.iter_mut().zip(b.columns()) {
+                        *a = narrowed.clone();
+                    }
+                }
                 None => {
                     self.record(rows_in, 0);
                     return Ok(None);
@@ -194,7 +234,7 @@ impl ScanFilter {
         let runs = 1 + kept.windows(2).filter(|w| w[1] != w[0] + 1).count();
         self.record(rows_in, kept.len());
         self.runs_out.fetch_add(runs, Ordering::Relaxed);
-        Ok(Some((kept, batch)))
+        Ok(Some(FilteredColumns { kept, columns }))
     }
 
     /// Counts rows that were filtered elsewhere (by the Parquet reader).
@@ -224,8 +264,6 @@ impl ScanFilter {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use arrow::array::Int64Array;
     use arrow::datatypes::{DataType, Field, Schema};
 

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use arrow::array::*;
+use arrow::buffer::BooleanBuffer;
 use arrow::compute::kernels::{boolean, cmp, numeric, temporal::DatePart, zip::zip};
 use arrow::compute::{cast, prep_null_mask_filter};
 use arrow::datatypes::*;
@@ -16,6 +17,7 @@ use crate::error::{Result, SlothError};
 use crate::expr::{Operator, ScalarFunc};
 use crate::physical::expr::{Node, PhysicalExpr, literal_i64};
 
+use super::like::WildcardPattern;
 use super::strings;
 
 /// The value of an expression over a batch: a full column or one constant.
@@ -171,6 +173,16 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             ColumnarValue::wrap(Arc::new(out), v.is_scalar())
         }
         Node::Function(func, args) => function(*func, args, &expr.data_type, batch)?,
+        Node::Runtime(filter, args) => {
+            let args = args
+                .iter()
+                .map(|a| evaluate_array(a, batch))
+                .collect::<Result<Vec<_>>>()?;
+            let mask = filter.mask(&args)?.unwrap_or_else(|| {
+                BooleanArray::new(BooleanBuffer::new_set(batch.num_rows()), None)
+            });
+            ColumnarValue::Array(Arc::new(mask))
+        }
     })
 }
 
@@ -288,6 +300,19 @@ fn null_zero_divisor(r: &ColumnarValue) -> Result<ColumnarValue> {
     })
 }
 
+/// The string of a one-element string array (any string layout), unless null.
+fn scalar_str(a: &ArrayRef) -> Option<&str> {
+    if a.is_null(0) {
+        return None;
+    }
+    match a.data_type() {
+        DataType::Utf8 => Some(a.as_string::<i32>().value(0)),
+        DataType::LargeUtf8 => Some(a.as_string::<i64>().value(0)),
+        DataType::Utf8View => Some(a.as_string_view().value(0)),
+        _ => None,
+    }
+}
+
 fn function(
     func: ScalarFunc,
     args: &[PhysicalExpr],
@@ -300,6 +325,13 @@ fn function(
     let out: ArrayRef = match func {
         Contains | StartsWith | EndsWith | Like | NotLike => {
             let pattern = evaluate(&args[1], batch)?;
+            if let (Like | NotLike, ColumnarValue::Array(a), ColumnarValue::Scalar(p)) =
+                (func, &first, &pattern)
+                && let Some(pattern) = scalar_str(p).and_then(WildcardPattern::new)
+                && let Some(r) = pattern.evaluate(a, func == NotLike)
+            {
+                return Ok(ColumnarValue::Array(Arc::new(r)));
+            }
             let (a, p) = (first.datum(), pattern.datum());
             let (a, p) = (&*a, &*p);
             let r = match func {

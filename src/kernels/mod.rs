@@ -6,6 +6,7 @@ pub mod bloom;
 pub mod eval;
 pub mod fused;
 pub mod hash_table;
+pub mod like;
 pub mod packed_keys;
 pub mod range_keys;
 pub mod strings;

@@ -50,6 +50,20 @@ pub enum Node {
     Function(ScalarFunc, Vec<PhysicalExpr>),
     /// An arithmetic tree evaluated in one fused loop.
     Fused(Arc<FusedExpr>),
+    /// A predicate an operator made at run time (a join's build keys,
+    /// pushed into the scan it probes with), over its arguments.
+    Runtime(Arc<dyn RuntimeFilter>, Vec<PhysicalExpr>),
+}
+
+/// A row predicate known only once a query runs, such as "the join key has
+/// a match on the build side". Never part of a plan: an operator adds it to
+/// its input's scan filters for one execution.
+pub trait RuntimeFilter: Send + Sync + fmt::Debug {
+    /// Which rows of `args` (the node's arguments, evaluated) pass; `None`
+    /// when every row does, or the filter no longer pays for itself.
+    fn mask(&self, args: &[ArrayRef]) -> Result<Option<arrow::array::BooleanArray>>;
+    /// A short description for plans and profiles.
+    fn describe(&self) -> String;
 }
 
 fn column_index(schema: &Schema, name: &str) -> Result<usize> {
@@ -159,7 +173,7 @@ impl PhysicalExpr {
                 .flat_map(|(w, t)| [w, t])
                 .chain(otherwise.as_deref())
                 .collect(),
-            Node::Function(_, args) => args.iter().collect(),
+            Node::Function(_, args) | Node::Runtime(_, args) => args.iter().collect(),
         }
     }
 
@@ -177,6 +191,7 @@ impl PhysicalExpr {
                 otherwise.map(|o| Box::new(f(*o))),
             ),
             Node::Function(func, args) => Node::Function(func, args.into_iter().map(f).collect()),
+            Node::Runtime(filter, args) => Node::Runtime(filter, args.into_iter().map(f).collect()),
             leaf => leaf,
         };
         PhysicalExpr::new(node, self.data_type)
@@ -636,6 +651,10 @@ impl fmt::Display for PhysicalExpr {
                 write!(f, "{}({})", func.name(), a.join(", "))
             }
             Node::Fused(x) => write!(f, "fused{}", x.original),
+            Node::Runtime(filter, args) => {
+                let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{}({})", filter.describe(), a.join(", "))
+            }
         }
     }
 }

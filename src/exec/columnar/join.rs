@@ -7,6 +7,7 @@
 //! of a preserved probe side are emitted while probing, rows of a preserved
 //! build side after it, from a matched-bitmap.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow::array::{ArrayRef, UInt32Array};
@@ -15,7 +16,9 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
+use super::MorselInput;
 use super::join_build::{BuildTable, NONE};
+use super::join_filter::{BuildKeys, KeyMatchFilter};
 use crate::error::Result;
 use crate::kernels::eval::{evaluate_array, evaluate_mask};
 use crate::kernels::hash_table::KeyEncoder;
@@ -69,8 +72,10 @@ fn plan_for(how: JoinType, probe_is_left: bool) -> Plan {
 pub struct JoinTable<'a> {
     plan: Plan,
     build: RecordBatch,
-    encoder: KeyEncoder,
-    keys: BuildTable,
+    keys: Arc<BuildKeys>,
+    /// Probe rows come through the build keys' filter
+    /// ([`KeyMatchFilter`]): they skip the Bloom filter.
+    prefiltered: bool,
     matched: Vec<AtomicBool>,
     probe_keys: &'a [PhysicalExpr],
     filter: Option<&'a PhysicalExpr>,
@@ -131,8 +136,11 @@ impl<'a> JoinTable<'a> {
         Ok(JoinTable {
             plan,
             build: batch,
-            encoder,
-            keys,
+            keys: Arc::new(BuildKeys {
+                encoder,
+                table: keys,
+            }),
+            prefiltered: false,
             matched,
             probe_keys: probe.keys,
             filter,
@@ -143,6 +151,24 @@ impl<'a> JoinTable<'a> {
         })
     }
 
+    /// Adds "the key has a match here" to the filters of the scan that
+    /// `morsels` read, where the join drops probe rows without a match and
+    /// the probe keys are columns of that scan ([`KeyMatchFilter`]).
+    /// Returns the filter, for its counts.
+    fn push_key_filter(&mut self, morsels: &mut MorselInput) -> Option<Arc<KeyMatchFilter>> {
+        let plan = &self.plan;
+        let keeps_unmatched_probe_rows =
+            plan.probe_outer || (plan.probe_is_left && plan.left_only == Some(false));
+        if keeps_unmatched_probe_rows {
+            return None;
+        }
+        let columns = morsels.scan_columns(self.probe_keys)?;
+        let (expr, filter) = KeyMatchFilter::over(self.keys.clone(), columns);
+        morsels.filter.push(expr);
+        self.prefiltered = true;
+        Some(filter)
+    }
+
     /// Joins one probe batch; `None` when this batch emits nothing by itself.
     pub fn probe(&self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
         let plan = &self.plan;
@@ -151,10 +177,8 @@ impl<'a> JoinTable<'a> {
             .iter()
             .map(|k| evaluate_array(k, batch))
             .collect::<Result<Vec<_>>>()?;
-        let mut hashes = Vec::new();
-        let encoded_probe = self
-            .encoder
-            .encode_to_probe(self.keys.form(), &keys, &mut hashes)?;
+        let mut first = Vec::new();
+        self.keys.first_rows(&keys, !self.prefiltered, &mut first)?;
         let mut probe_idx: Vec<u32> = Vec::new();
         let mut build_idx: Vec<u32> = Vec::new();
         // Semi/anti without a pair filter: the first key match decides.
@@ -162,8 +186,6 @@ impl<'a> JoinTable<'a> {
             Some(semi) if plan.probe_is_left && self.filter.is_none() => Some(semi),
             _ => None,
         };
-        let mut first = Vec::new();
-        self.keys.first_rows(&encoded_probe, &hashes, &mut first);
         for (i, &b) in first.iter().enumerate() {
             let mut b = b;
             if let Some(semi) = early {
@@ -175,7 +197,7 @@ impl<'a> JoinTable<'a> {
             while b != NONE {
                 probe_idx.push(i as u32);
                 build_idx.push(b);
-                b = self.keys.next[b as usize];
+                b = self.keys.table.next[b as usize];
             }
         }
         if early.is_some() {
@@ -306,19 +328,25 @@ pub fn hash_join(
     Ok(out)
 }
 
+/// Rows a pushed-down [`KeyMatchFilter`] checked, and those that passed.
+pub type KeyFilterCounts = (usize, usize);
+
 /// Joins a materialized `build` side with a `probe` input that streams in as
 /// morsels: each thread probes the batches it reads. `build_is_left` says
-/// which side of the join the built rows are.
+/// which side of the join the built rows are. Where it can, the join first
+/// adds its build keys to the probe scan's filters ([`KeyMatchFilter`]);
+/// then the second value is the (rows checked, rows passed) of that filter.
 pub fn hash_join_streaming(
     build: JoinSide,
-    probe: (&super::MorselInput, JoinSide),
+    probe: (&mut MorselInput, JoinSide),
     build_is_left: bool,
     how: JoinType,
     filter: Option<&PhysicalExpr>,
     output: JoinOutput,
-) -> Result<Vec<RecordBatch>> {
+) -> Result<(Vec<RecordBatch>, Option<KeyFilterCounts>)> {
     let (morsels, probe) = probe;
-    let table = JoinTable::new(build, &probe, build_is_left, how, filter, output)?;
+    let mut table = JoinTable::new(build, &probe, build_is_left, how, filter, output)?;
+    let key_filter = table.push_key_filter(morsels);
     let parts: Vec<Vec<RecordBatch>> = morsels.fold(Vec::new, |out, batch| {
         if let Some(b) = table
             .probe(&batch.materialize()?)?
@@ -330,7 +358,7 @@ pub fn hash_join_streaming(
     })?;
     let mut out: Vec<RecordBatch> = parts.into_iter().flatten().collect();
     out.extend(table.finish()?);
-    Ok(out)
+    Ok((out, key_filter.map(|f| f.counts())))
 }
 
 fn indices(idx: &[u32]) -> UInt32Array {

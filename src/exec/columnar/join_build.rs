@@ -8,6 +8,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arrow::buffer::BooleanBuffer;
 use rayon::prelude::*;
 
 use crate::kernels::bloom::BloomFilter;
@@ -147,6 +148,16 @@ impl BuildTable {
         }
     }
 
+    /// Whether each of `hashes` may have a match, by the Bloom filter alone
+    /// (a few false positives, no false negatives); `None` for a build too
+    /// large to have one.
+    pub fn bloom_mask(&self, hashes: &[u64]) -> Option<BooleanBuffer> {
+        let bloom = self.gate.bloom.as_ref()?;
+        Some(BooleanBuffer::collect_bool(hashes.len(), |i| {
+            bloom.may_contain(hashes[i])
+        }))
+    }
+
     /// A table in the build's key form, for encoding probe keys alike.
     pub fn form(&self) -> &GroupTable {
         &self.tables[0]
@@ -154,7 +165,9 @@ impl BuildTable {
 
     /// The first build row matching each probe row into `out` (cleared
     /// first), or [`NONE`]; more follow through [`BuildTable::next`].
-    pub fn first_rows(&self, keys: &KeyBatch, hashes: &[u64], out: &mut Vec<u32>) {
+    /// `gated`: probe rows pass the Bloom filter first (while it pays); off
+    /// for rows already known to match.
+    pub fn first_rows(&self, keys: &KeyBatch, hashes: &[u64], gated: bool, out: &mut Vec<u32>) {
         let parts = self.tables.len();
         let find = |i: usize| {
             let p = if parts == 1 {
@@ -167,7 +180,7 @@ impl BuildTable {
                 .map_or(NONE, |g| self.offsets[p] + g)
         };
         let mut candidates = Vec::new();
-        if self.gate.candidates(hashes, &mut candidates) {
+        if gated && self.gate.candidates(hashes, &mut candidates) {
             out.clear();
             out.resize(hashes.len(), NONE);
             for &i in &candidates {

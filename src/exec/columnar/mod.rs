@@ -3,6 +3,7 @@
 mod aggregate;
 mod join;
 mod join_build;
+mod join_filter;
 mod morsel;
 mod pipeline;
 mod sort;

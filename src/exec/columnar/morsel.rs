@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use super::pipeline::apply_stages;
 use crate::error::Result;
 use crate::io::{ScanFilter, ScanUnit, Selected};
+use crate::physical::expr::{Node, PhysicalExpr};
 use crate::physical::{PhysicalPlan, Stage};
 
 /// Independent units of input plus the stages each batch goes through.
@@ -23,6 +24,8 @@ pub struct MorselInput {
     pub stages: Vec<Stage>,
     /// Rows that came out of the stages (for metrics).
     pub rows: AtomicUsize,
+    /// How many columns the units yield.
+    width: usize,
     /// Whether the consumer takes batches with a selection of rows
     /// ([`MorselInput::selecting`]).
     select: bool,
@@ -32,6 +35,7 @@ impl MorselInput {
     /// Input that is already materialized.
     pub fn from_batches(batches: Vec<RecordBatch>) -> Self {
         MorselInput {
+            width: batches.first().map_or(0, |b| b.num_columns()),
             units: batches.into_iter().map(ScanUnit::Batch).collect(),
             filter: ScanFilter::default(),
             stages: vec![],
@@ -47,6 +51,40 @@ impl MorselInput {
     pub fn selecting(mut self) -> Self {
         self.select = self.stages.iter().all(|s| matches!(s, Stage::Project(..)));
         self
+    }
+
+    /// `exprs` (over the batches this input yields) as expressions over
+    /// the scan's own columns, if each is a column that the stages pass
+    /// through unchanged, and if the scan reads some column that neither
+    /// they nor its filters read: filtered first, only those columns are
+    /// spared decoding.
+    pub fn scan_columns(&self, exprs: &[PhysicalExpr]) -> Option<Vec<PhysicalExpr>> {
+        let columns: Vec<PhysicalExpr> = exprs
+            .iter()
+            .map(|e| {
+                let Node::Column(mut i) = e.node else {
+                    return None;
+                };
+                for stage in self.stages.iter().rev() {
+                    if let Stage::Project(exprs, _) = stage {
+                        let Node::Column(j) = exprs.get(i)?.node else {
+                            return None;
+                        };
+                        i = j;
+                    }
+                }
+                Some(PhysicalExpr {
+                    node: Node::Column(i),
+                    data_type: e.data_type.clone(),
+                })
+            })
+            .collect::<Option<_>>()?;
+        let mut read: Vec<usize> = (self.filter.exprs().iter().chain(&columns))
+            .flat_map(PhysicalExpr::columns)
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        (read.len() < self.width).then_some(columns)
     }
 
     /// Reads one unit and passes each batch, through the stages, to `f`.
@@ -80,8 +118,10 @@ impl MorselInput {
                 projection,
                 filters,
                 metrics,
+                schema,
                 ..
             } => Some(MorselInput {
+                width: schema.fields().len(),
                 units: source.units(projection.as_deref(), filters, metrics)?,
                 filter: ScanFilter::new(filters.clone()),
                 stages: vec![],

@@ -110,6 +110,12 @@ pub fn eval(expr: &PhysicalExpr, row: &Row, schema: &SchemaRef) -> Result<Value>
             }
         }
         Node::Function(func, args) => function(expr, *func, args, row, schema)?,
+        Node::Runtime(filter, _) => {
+            return Err(SlothError::plan(format!(
+                "the row-at-a-time executor cannot run {}",
+                filter.describe()
+            )));
+        }
     })
 }
 
