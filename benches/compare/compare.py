@@ -18,6 +18,7 @@ import math
 import os
 import pathlib
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -356,6 +357,9 @@ def main():
     ap.add_argument("--h2o-join")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--engines", default="sloth,sloth-lazy,duckdb,polars,datafusion,pandas")
+    ap.add_argument("--keep-results", action="store_true",
+                    help="keep every engine's answers (CSV) under OUT/SUITE/ENGINE after checking them; "
+                         "the join suite's alone take ~23 GB")
     args = ap.parse_args()
     if args.worker:
         worker(*args.worker)
@@ -400,6 +404,14 @@ def main():
         if reports.get("pandas", {}).get("load_s") is not None:
             print(f"(pandas loads its data eagerly first: {reports['pandas']['load_s']:.2f} s, not in its query times)")
         print("(* = the engine did not run every query; its total covers those it ran; ratios are engine/sloth)")
+        if not args.keep_results:
+            # Answers of 10M-row joins fill a disk fast (~23 GB for the join
+            # suite); once checked, only the timings are kept.
+            answers = [out / suite / e for e in engines if (out / suite / e).is_dir()]
+            size = sum(f.stat().st_size for d in answers for f in d.rglob("*") if f.is_file())
+            for d in answers:
+                shutil.rmtree(d, ignore_errors=True)
+            print(f"(the engines' answers, {size / 1e9:.1f} GB, were checked and removed; --keep-results keeps them)")
         all_reports.append({"suite": suite, "runs": args.runs, "reports": reports})
         try:
             import matplotlib
