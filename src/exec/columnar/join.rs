@@ -328,13 +328,13 @@ pub fn hash_join(
     Ok(out)
 }
 
-/// Rows a pushed-down [`KeyMatchFilter`] checked, and those that passed.
+/// Rows a pushed-down build-key filter (`join_filter.rs`) checked, and those that passed.
 pub type KeyFilterCounts = (usize, usize);
 
 /// Joins a materialized `build` side with a `probe` input that streams in as
 /// morsels: each thread probes the batches it reads. `build_is_left` says
 /// which side of the join the built rows are. Where it can, the join first
-/// adds its build keys to the probe scan's filters ([`KeyMatchFilter`]);
+/// adds its build keys to the probe scan's filters (`join_filter.rs`);
 /// then the second value is the (rows checked, rows passed) of that filter.
 pub fn hash_join_streaming(
     build: JoinSide,
