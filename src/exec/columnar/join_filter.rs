@@ -35,7 +35,7 @@ use arrow::buffer::BooleanBuffer;
 
 use super::join_build::{BuildTable, NONE};
 use crate::error::Result;
-use crate::kernels::hash_table::KeyEncoder;
+use crate::kernels::hash_table::{KeyBatch, KeyEncoder};
 use crate::physical::expr::{Node, PhysicalExpr, RuntimeFilter};
 
 /// A join's built keys: how probe keys are encoded and the table they are
@@ -48,13 +48,19 @@ pub struct BuildKeys {
 }
 
 impl BuildKeys {
-    /// The first build row matching each probe row (`keys`, evaluated) into
-    /// `out`, or [`NONE`]; `gated`: check the Bloom filter first.
-    pub fn first_rows(&self, keys: &[ArrayRef], gated: bool, out: &mut Vec<u32>) -> Result<()> {
+    /// Probe keys (`keys`, evaluated) in the build's form, with their hashes.
+    fn encode(&self, keys: &[ArrayRef]) -> Result<(KeyBatch, Vec<u64>)> {
         let mut hashes = Vec::new();
         let encoded = self
             .encoder
             .encode_to_probe(self.table.form(), keys, &mut hashes)?;
+        Ok((encoded, hashes))
+    }
+
+    /// The first build row matching each probe row (`keys`, evaluated) into
+    /// `out`, or [`NONE`]; `gated`: check the Bloom filter first.
+    pub fn first_rows(&self, keys: &[ArrayRef], gated: bool, out: &mut Vec<u32>) -> Result<()> {
+        let (encoded, hashes) = self.encode(keys)?;
         self.table.first_rows(&encoded, &hashes, gated, out);
         Ok(())
     }
@@ -63,10 +69,7 @@ impl BuildKeys {
     /// filter where the build has one (a few false positives pass, which
     /// the join's probe drops), else by the table.
     fn may_match(&self, keys: &[ArrayRef]) -> Result<BooleanBuffer> {
-        let mut hashes = Vec::new();
-        let encoded = self
-            .encoder
-            .encode_to_probe(self.table.form(), keys, &mut hashes)?;
+        let (encoded, hashes) = self.encode(keys)?;
         if let Some(mask) = self.table.bloom_mask(&hashes) {
             return Ok(mask);
         }

@@ -96,14 +96,20 @@ impl Pairs {
     }
 }
 
-/// Reads value `i` of a fixed-width array of `width` bytes as `u64` bits.
-#[inline(always)]
-fn bits_at(data: &ArrayData, width: usize, i: usize) -> u64 {
+/// Calls `f(row, bits)` for each of `rows`, with the value of a
+/// fixed-width array of `width` bytes read as `u64` bits: the width is
+/// matched once per batch, and each loop reads a typed slice.
+fn for_each_bits(data: &ArrayData, width: usize, rows: &[u32], f: impl FnMut(usize, u64)) {
+    fn each<T: Copy + Into<u64>>(values: &[T], rows: &[u32], mut f: impl FnMut(usize, u64)) {
+        for (k, &r) in rows.iter().enumerate() {
+            f(k, values[r as usize].into());
+        }
+    }
     match width {
-        1 => data.buffer::<u8>(0)[i] as u64,
-        2 => data.buffer::<u16>(0)[i] as u64,
-        4 => data.buffer::<u32>(0)[i] as u64,
-        _ => data.buffer::<u64>(0)[i],
+        1 => each(data.buffer::<u8>(0), rows, f),
+        2 => each(data.buffer::<u16>(0), rows, f),
+        4 => each(data.buffer::<u32>(0), rows, f),
+        _ => each(data.buffer::<u64>(0), rows, f),
     }
 }
 
@@ -164,14 +170,14 @@ impl Accumulator for Distinct {
         match &mut self.pairs {
             Pairs::Bits(table) => {
                 let width = bits_width(array.data_type()).expect("a fixed-width column");
-                let data = array.to_data();
-                for (&r, &g) in rows.iter().zip(groups) {
-                    if is_null(r) {
+                for_each_bits(&array.to_data(), width, rows, |k, bits| {
+                    let g = groups[k];
+                    if is_null(rows[k]) {
                         seen_null[g as usize] = true;
-                    } else if Pairs::insert_bits(table, g, bits_at(&data, width, r as usize)) {
+                    } else if Pairs::insert_bits(table, g, bits) {
                         counts[g as usize] += 1;
                     }
-                }
+                });
             }
             Pairs::Rows {
                 converter,
