@@ -9,6 +9,7 @@ mod csv;
 mod file_cache;
 mod filter;
 mod page_decode;
+mod page_reader;
 mod parquet;
 mod sink;
 

@@ -2,8 +2,8 @@
 //! `DOUBLE` columns (integers, dates, decimals, floats), PLAIN or
 //! dictionary encoded, and `BYTE_ARRAY` strings whose pages are all
 //! dictionary encoded (as views), with or without nulls, read straight into
-//! the Arrow array the scan hands on. The parquet crate still finds, checks
-//! and decompresses the pages (`SerializedPageReader`); everything else
+//! the Arrow array the scan hands on. The pages themselves come from
+//! [`super::page_reader`]; everything else
 //! (PLAIN strings, nested columns, other encodings, row selections from
 //! the page index, late materialization of clustered rows) goes through
 //! its Arrow reader as before.
@@ -44,9 +44,9 @@ use bytes::Bytes;
 use parquet::basic::{Encoding, PageType, Type as Physical};
 use parquet::column::page::Page;
 use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
-use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::schema::types::SchemaDescriptor;
 
+use super::page_reader::Pages;
 use crate::error::{Result, SlothError};
 
 /// A projected column this module can decode: which leaf of the file, its
@@ -154,7 +154,7 @@ pub(super) fn decode(
     }
     let chunk = row_group.column(column.leaf);
     let rows = row_group.num_rows() as usize;
-    let pages = SerializedPageReader::new(Arc::new(file.clone()), chunk, rows, None)?;
+    let pages = Pages::new(file, chunk, rows)?;
     let name = chunk.column_descr().name().to_string();
     let corrupt = |msg: String| SlothError::Data(format!("Parquet column '{name}': {msg}"));
     macro_rules! fixed {
@@ -366,7 +366,7 @@ type DecodeResult<T> = std::result::Result<T, String>;
 /// Reads every page of a column chunk: `rows` values (or those of the rows
 /// `selected`), and their nulls.
 fn read<V: Values>(
-    pages: SerializedPageReader<Bytes>,
+    pages: Pages,
     column: &FastColumn,
     rows: usize,
     selected: Option<&[u32]>,
@@ -381,7 +381,7 @@ fn read<V: Values>(
     // Values of a page with nulls, before they are spread over its slots.
     let mut dense: Vec<V::Native> = Vec::new();
     for page in pages {
-        let page = page.map_err(|e| e.to_string())?;
+        let page = page?;
         let (buf, slots, encoding, levels, values_at) = match &page {
             Page::DictionaryPage {
                 buf,
