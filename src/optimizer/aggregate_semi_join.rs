@@ -25,8 +25,10 @@
 //!
 //! Applies to inner joins (aggregate on either side) and semi joins
 //! (aggregate on the right), through projections above the aggregate
-//! that pass the keys on, when every join key of the aggregate's side is
-//! a grouping column. Taken only when the other side is estimated smaller
+//! that pass the keys on, on the join keys of the aggregate's side that
+//! are grouping columns (a join that also compares an aggregate value, as
+//! TPC-H Q2's `ps_supplycost = min(ps_supplycost)`, is reduced on the
+//! others; one on aggregate values alone is left as it is). Taken only when the other side is estimated smaller
 //! than the aggregate's input (the semi join then probes a small table)
 //! and filtered to at most half its relation (an unfiltered side has every
 //! key of a foreign-key join, so it would drop nothing).
@@ -90,8 +92,8 @@ impl OptimizerRule for AggregateSemiJoin {
 }
 
 /// `agg_side` (an aggregate, maybe under a projection) with its input
-/// reduced by a semi join on `other`; `None` when the keys are not all
-/// grouping columns, it would not pay, or it was done already.
+/// reduced by a semi join on `other`; `None` when no join key is a
+/// grouping column, it would not pay, or it was done already.
 fn reduce(
     agg_side: &Arc<LogicalPlan>,
     agg_keys: &[Expr],
@@ -117,30 +119,32 @@ fn reduce(
         Some(Expr::Column(c)) => Some(c.clone()),
         _ => None,
     };
-    let mut input_keys = Vec::new();
-    for k in agg_keys {
+    // Join keys that are not grouping columns (an aggregate's value, TPC-H
+    // Q2's `min(ps_supplycost)`) are left out: equal grouping keys are
+    // still needed for a match, so the others reduce as well.
+    let grouping_column = |k: &Expr| {
         let Expr::Column(mut name) = k.clone() else {
-            return Ok(None);
+            return None;
         };
         for exprs in &projects {
-            let Some(below) = as_column(exprs.iter().find(|e| e.output_name() == name)) else {
-                return Ok(None);
-            };
-            name = below;
+            name = as_column(exprs.iter().find(|e| e.output_name() == name))?;
         }
-        let Some(c) = as_column(keys.iter().find(|g| g.output_name() == name)) else {
-            return Ok(None);
-        };
-        input_keys.push(col(c.as_str()));
+        as_column(keys.iter().find(|g| g.output_name() == name))
+    };
+    let (input_keys, other_keys): (Vec<Expr>, Vec<Expr>) = agg_keys
+        .iter()
+        .zip(other_keys)
+        .filter_map(|(k, o)| Some((col(grouping_column(k)?.as_str()), o.clone())))
+        .unzip();
+    if input_keys.is_empty() {
+        return Ok(None);
     }
-    let (used, other, other_keys) = cheapest_owner(other, other_keys)?;
+    let (used, other, other_keys) = cheapest_owner(other, &other_keys)?;
     let input_keys: Vec<Expr> = used.iter().map(|&i| input_keys[i].clone()).collect();
-    // Later rules reshape the copy of `other` (fewer columns), so a done
-    // reduction is recognized by its keys alone.
-    let already = matches!(
-        input.as_ref(),
-        LogicalPlan::Join { how: JoinType::Semi, left_on, .. } if *left_on == input_keys
-    );
+    // Later rules reshape the copy of `other` (fewer columns) and move the
+    // semi join down (`semi_join_pushdown`), so a done reduction is
+    // recognized by the reducer's keys alone, anywhere below.
+    let already = reduced_by(input, &other_keys);
     // An unfiltered side holds every key of a foreign-key join (TPC-H Q15:
     // all suppliers): reducing by it drops nothing, and would keep the
     // aggregate from being shared with an identical unreduced copy.
@@ -170,6 +174,25 @@ fn reduce(
             exprs: exprs.clone(),
         },
     )))
+}
+
+/// Whether a semi join on `reducer_keys` (its right side's keys) is in
+/// `plan`, down through projections, filters and the inputs of joins.
+fn reduced_by(plan: &LogicalPlan, reducer_keys: &[Expr]) -> bool {
+    match plan {
+        LogicalPlan::Join {
+            how: JoinType::Semi,
+            right_on,
+            ..
+        } if right_on == reducer_keys => true,
+        LogicalPlan::Join { left, right, .. } => {
+            reduced_by(left, reducer_keys) || reduced_by(right, reducer_keys)
+        }
+        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
+            reduced_by(input, reducer_keys)
+        }
+        _ => false,
+    }
 }
 
 /// Every part of `plan` whose values of `keys` are a superset of `plan`'s
@@ -357,6 +380,27 @@ mod tests {
     }
 
     #[test]
+    fn a_join_also_on_an_aggregate_value_reduces_on_the_grouping_key() {
+        // TPC-H Q2's shape: `p_key = l_key and p_brand = total`.
+        let lf = parts().join(
+            &per_part(),
+            [col("p_brand"), col("p_key")],
+            [col("total"), col("l_key")],
+            JoinType::Inner,
+        );
+        let plan = rewritten(&AggregateSemiJoin, &lf);
+        assert!(
+            plan.contains(
+                "Aggregate keys=[l_key] aggs=[sum(l_qty) AS total]\n    \
+                   Join Semi on [l_key = p_key]\n      \
+                     Scan memory (3 rows)\n      \
+                     Filter (p_brand = 2)\n"
+            ),
+            "{plan}"
+        );
+    }
+
+    #[test]
     fn an_unfiltered_side_does_not_reduce() {
         let all_parts = table(&["p_key", "p_brand"]);
         let lf = all_parts.join(&per_part(), [col("p_key")], [col("l_key")], JoinType::Inner);
@@ -373,5 +417,33 @@ mod tests {
             .unwrap();
         let twice = AggregateSemiJoin.rewrite(&once).unwrap().unwrap();
         assert_eq!(once.to_string(), twice.to_string());
+    }
+
+    #[test]
+    fn applies_once_after_the_semi_join_moved_down() {
+        use crate::optimizer::semi_join_pushdown::SemiJoinPushdown;
+        // The aggregate's input is a join, into which the semi join moves.
+        let per_part = table(&["l_key", "l_qty"])
+            .join(
+                &table(&["o_key", "o_day"]),
+                [col("l_qty")],
+                [col("o_key")],
+                JoinType::Inner,
+            )
+            .group_by([col("l_key")])
+            .agg([col("l_qty").sum().alias("total")]);
+        let lf = parts().join(&per_part, [col("p_key")], [col("l_key")], JoinType::Inner);
+        let mut plan = lf.logical_plan().clone();
+        for _ in 0..3 {
+            for rule in [&AggregateSemiJoin as &dyn OptimizerRule, &SemiJoinPushdown] {
+                plan = rule.rewrite(&plan).unwrap().unwrap_or(plan);
+            }
+        }
+        let text = plan.to_string();
+        assert_eq!(text.matches("Join Semi").count(), 1, "{text}");
+        assert!(
+            text.contains("Join Semi on [l_key = p_key]\n        Scan memory"),
+            "{text}"
+        );
     }
 }
