@@ -179,9 +179,15 @@ pub(super) fn decode(
             let mut views = Views {
                 utf8,
                 buffers: vec![],
+                long: false,
             };
             let (values, nulls) =
                 read(pages, column, rows, selected, &mut views).map_err(corrupt)?;
+            if !views.long {
+                // Every view is inline; an array without buffers says so
+                // to its readers (`packed_keys` packs such keys faster).
+                views.buffers.clear();
+            }
             let views_buffer = ScalarBuffer::from(values);
             // SAFETY: every view was made by `make_view` from an entry of
             // the buffer it names (`Views::entries`), checked to be UTF-8
@@ -281,6 +287,9 @@ struct Views {
     utf8: bool,
     /// The pages the views point into.
     buffers: Vec<Buffer>,
+    /// Whether some value is too long to be inline in its view (over 12
+    /// bytes): only then do the views point into `buffers`.
+    long: bool,
 }
 
 impl Views {
@@ -307,6 +316,7 @@ impl Views {
             if self.utf8 && std::str::from_utf8(value).is_err() {
                 return Err(format!("value {i} is not valid UTF-8"));
             }
+            self.long |= len > 12;
             f(i, make_view(value, block, (pos + 4) as u32));
             pos += 4 + len;
         }
