@@ -571,48 +571,28 @@ mod tests {
         Bytes::from(out)
     }
 
+    /// Every field of a page but its statistics (which this reader skips).
     fn describe(p: &Page) -> String {
-        // Statistics aside (skipped here), every field and the bytes.
-        let p = match p.clone() {
+        let rest = match p {
             Page::DataPage {
-                buf,
-                num_values,
-                encoding,
                 def_level_encoding,
                 rep_level_encoding,
                 ..
-            } => Page::DataPage {
-                buf,
-                num_values,
-                encoding,
-                def_level_encoding,
-                rep_level_encoding,
-                statistics: None,
-            },
+            } => format!("{def_level_encoding} {rep_level_encoding}"),
             Page::DataPageV2 {
-                buf,
-                num_values,
-                encoding,
                 num_nulls,
                 num_rows,
                 def_levels_byte_len,
                 rep_levels_byte_len,
                 is_compressed,
                 ..
-            } => Page::DataPageV2 {
-                buf,
-                num_values,
-                encoding,
-                num_nulls,
-                num_rows,
-                def_levels_byte_len,
-                rep_levels_byte_len,
-                is_compressed,
-                statistics: None,
-            },
-            d => d,
+            } => format!(
+                "{num_nulls} {num_rows} {def_levels_byte_len} {rep_levels_byte_len} {is_compressed}"
+            ),
+            Page::DictionaryPage { is_sorted, .. } => format!("{is_sorted}"),
         };
-        format!("{p:?}")
+        let (kind, n, encoding) = (p.page_type(), p.num_values(), p.encoding());
+        format!("{kind:?} {n} {encoding} {rest} {:?}", p.buffer())
     }
 
     /// Every page of every chunk is the same as the parquet crate's reader
