@@ -149,67 +149,37 @@ impl ChunkPages {
             .ok_or("page past the end of its column chunk")?;
         self.pos = body_end;
         let body = self.file.slice(body_at..body_end);
-        let page = match h.kind {
-            PageKind::Dictionary {
-                num_values,
-                encoding,
-                is_sorted,
-            } => Page::DictionaryPage {
-                buf: self.decompress(body, 0, uncompressed)?,
-                num_values,
-                encoding,
-                is_sorted,
-            },
-            PageKind::DataV1 {
-                num_values,
-                encoding,
-                def_level_encoding,
-                rep_level_encoding,
-            } => {
-                self.values_left -= i64::from(num_values);
-                Page::DataPage {
-                    buf: self.decompress(body, 0, uncompressed)?,
-                    num_values,
-                    encoding,
-                    def_level_encoding,
-                    rep_level_encoding,
-                    statistics: None,
-                }
-            }
-            PageKind::DataV2 {
-                num_values,
-                encoding,
-                num_nulls,
-                num_rows,
+        let Some(mut page) = h.page else {
+            return Ok(None);
+        };
+        // A v2 page's levels lead it uncompressed, and its values may be
+        // stored uncompressed too.
+        let (levels, compressed) = match &page {
+            Page::DataPageV2 {
                 def_levels_byte_len,
                 rep_levels_byte_len,
                 is_compressed,
-            } => {
-                self.values_left -= i64::from(num_values);
-                // The levels lead the page uncompressed; only the values
-                // after them are compressed (when the page says so).
-                let levels = def_levels_byte_len as usize + rep_levels_byte_len as usize;
-                if levels > uncompressed || levels > body.len() {
-                    return Err("page levels longer than the page".into());
-                }
-                let buf = match is_compressed {
-                    true => self.decompress(body, levels, uncompressed)?,
-                    false => body,
-                };
-                Page::DataPageV2 {
-                    buf,
-                    num_values,
-                    encoding,
-                    num_nulls,
-                    num_rows,
-                    def_levels_byte_len,
-                    rep_levels_byte_len,
-                    is_compressed,
-                    statistics: None,
-                }
-            }
-            PageKind::Index => return Ok(None),
+                ..
+            } => (
+                *def_levels_byte_len as usize + *rep_levels_byte_len as usize,
+                *is_compressed,
+            ),
+            _ => (0, true),
         };
+        if levels > uncompressed || levels > body.len() {
+            return Err("page levels longer than the page".into());
+        }
+        let data = match compressed {
+            true => self.decompress(body, levels, uncompressed)?,
+            false => body,
+        };
+        match &mut page {
+            Page::DictionaryPage { buf, .. } => *buf = data,
+            Page::DataPage { buf, .. } | Page::DataPageV2 { buf, .. } => {
+                *buf = data;
+                self.values_left -= i64::from(page.num_values());
+            }
+        }
         Ok(Some(page))
     }
 
@@ -262,36 +232,13 @@ fn zstd_decompress(src: &[u8], out: &mut Vec<u8>) -> ReadResult<()> {
 }
 
 /// What a page header says, as far as decoding needs it.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 struct PageHeader {
     uncompressed_size: i32,
     compressed_size: i32,
-    kind: PageKind,
-}
-
-#[derive(Debug, PartialEq)]
-enum PageKind {
-    Dictionary {
-        num_values: u32,
-        encoding: Encoding,
-        is_sorted: bool,
-    },
-    DataV1 {
-        num_values: u32,
-        encoding: Encoding,
-        def_level_encoding: Encoding,
-        rep_level_encoding: Encoding,
-    },
-    DataV2 {
-        num_values: u32,
-        encoding: Encoding,
-        num_nulls: u32,
-        num_rows: u32,
-        def_levels_byte_len: u32,
-        rep_levels_byte_len: u32,
-        is_compressed: bool,
-    },
-    Index,
+    /// The page with an empty buffer (its body comes next); `None` for an
+    /// index page.
+    page: Option<Page>,
 }
 
 /// Thrift compact protocol types (the low nibble of a field header).
@@ -339,28 +286,32 @@ impl PageHeader {
             u32::try_from(need(f, id, what)?).map_err(|_| format!("page header: bad {what}"))
         };
         let encoding = |f: &Fields, id: usize| encoding(need(f, id, "an encoding")?);
-        let kind = match need(&top, 1, "a page type")? {
+        let page = match need(&top, 1, "a page type")? {
             0 => {
                 let h = v1.ok_or("data page without its header")?;
-                PageKind::DataV1 {
+                Some(Page::DataPage {
+                    buf: Bytes::new(),
                     num_values: num(&h, 1, "num_values")?,
                     encoding: encoding(&h, 2)?,
                     def_level_encoding: encoding(&h, 3)?,
                     rep_level_encoding: encoding(&h, 4)?,
-                }
+                    statistics: None,
+                })
             }
-            1 => PageKind::Index,
+            1 => None,
             2 => {
                 let h = dict.ok_or("dictionary page without its header")?;
-                PageKind::Dictionary {
+                Some(Page::DictionaryPage {
+                    buf: Bytes::new(),
                     num_values: num(&h, 1, "num_values")?,
                     encoding: encoding(&h, 2)?,
                     is_sorted: h[3] == Some(1),
-                }
+                })
             }
             3 => {
                 let h = v2.ok_or("data page v2 without its header")?;
-                PageKind::DataV2 {
+                Some(Page::DataPageV2 {
+                    buf: Bytes::new(),
                     num_values: num(&h, 1, "num_values")?,
                     num_nulls: num(&h, 2, "num_nulls")?,
                     num_rows: num(&h, 3, "num_rows")?,
@@ -368,14 +319,15 @@ impl PageHeader {
                     def_levels_byte_len: num(&h, 5, "definition levels' length")?,
                     rep_levels_byte_len: num(&h, 6, "repetition levels' length")?,
                     is_compressed: h[7] != Some(0),
-                }
+                    statistics: None,
+                })
             }
             t => return Err(format!("unknown page type {t}")),
         };
         Ok(PageHeader {
             uncompressed_size: need(&top, 2, "its uncompressed size")? as i32,
             compressed_size: need(&top, 3, "its compressed size")? as i32,
-            kind,
+            page,
         })
     }
 }
@@ -699,17 +651,18 @@ mod tests {
         let mut c = Compact::new(&header);
         let h = PageHeader::read(&mut c).unwrap();
         assert_eq!(c.pos, header.len());
-        assert_eq!(
-            h,
-            PageHeader {
-                uncompressed_size: 16,
-                compressed_size: 16,
-                kind: PageKind::Dictionary {
+        assert_eq!((h.uncompressed_size, h.compressed_size), (16, 16));
+        assert!(
+            matches!(
+                h.page,
+                Some(Page::DictionaryPage {
                     num_values: 5,
                     encoding: Encoding::PLAIN,
-                    is_sorted: true
-                }
-            }
+                    is_sorted: true,
+                    ..
+                })
+            ),
+            "{h:?}"
         );
         // Cut short anywhere: an error.
         for end in 0..header.len() {

@@ -37,8 +37,8 @@
 
 use std::sync::Arc;
 
-use super::OptimizerRule;
 use super::cardinality::estimate;
+use super::{OptimizerRule, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::{JoinType, LogicalPlan};
@@ -115,26 +115,23 @@ fn reduce(
     }
     // Each join key → through the projections, the aggregate output column
     // it is → the input column that grouping key is.
-    let as_column = |e: Option<&Expr>| match e.map(Expr::unalias) {
-        Some(Expr::Column(c)) => Some(c.clone()),
-        _ => None,
-    };
     // Join keys that are not grouping columns (an aggregate's value, TPC-H
     // Q2's `min(ps_supplycost)`) are left out: equal grouping keys are
     // still needed for a match, so the others reduce as well.
     let grouping_column = |k: &Expr| {
-        let Expr::Column(mut name) = k.clone() else {
+        let Expr::Column(name) = k else {
             return None;
         };
+        let mut name = name.as_str();
         for exprs in &projects {
-            name = as_column(exprs.iter().find(|e| e.output_name() == name))?;
+            name = column_passed_on(exprs, name)?;
         }
-        as_column(keys.iter().find(|g| g.output_name() == name))
+        column_passed_on(keys, name)
     };
     let (input_keys, other_keys): (Vec<Expr>, Vec<Expr>) = agg_keys
         .iter()
         .zip(other_keys)
-        .filter_map(|(k, o)| Some((col(grouping_column(k)?.as_str()), o.clone())))
+        .filter_map(|(k, o)| Some((col(grouping_column(k)?), o.clone())))
         .unzip();
     if input_keys.is_empty() {
         return Ok(None);
@@ -222,12 +219,7 @@ fn key_owners(
         LogicalPlan::Project { input, exprs } => {
             let below: Option<Vec<String>> = names
                 .iter()
-                .map(
-                    |n| match exprs.iter().find(|e| e.output_name() == *n)?.unalias() {
-                        Expr::Column(c) => Some(c.clone()),
-                        _ => None,
-                    },
-                )
+                .map(|n| column_passed_on(exprs, n).map(str::to_string))
                 .collect();
             if let Some(below) = below {
                 out.extend(key_owners(input, cols(below))?);

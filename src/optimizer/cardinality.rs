@@ -106,13 +106,7 @@ pub fn distinct_bound(plan: &LogicalPlan, column: &str) -> Option<f64> {
         LogicalPlan::Project { input, exprs }
         | LogicalPlan::Aggregate {
             input, keys: exprs, ..
-        } => {
-            let e = exprs.iter().find(|e| e.output_name() == column)?;
-            match e.unalias() {
-                Expr::Column(c) => distinct_bound(input, c),
-                _ => None,
-            }
-        }
+        } => distinct_bound(input, super::column_passed_on(exprs, column)?),
         LogicalPlan::Join { left, right, .. } => {
             let in_left = left.schema().ok()?.index_of(column).is_ok();
             distinct_bound(if in_left { left } else { right }, column)

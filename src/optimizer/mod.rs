@@ -22,7 +22,18 @@ mod simplify_expressions;
 mod test_util;
 
 use crate::error::Result;
+use crate::expr::Expr;
 use crate::plan::LogicalPlan;
+
+/// The input column that the output `name` of `exprs` (a projection's or
+/// an aggregate's grouping expressions) passes on unchanged, maybe under an
+/// alias; `None` when that output is computed or absent.
+pub(crate) fn column_passed_on<'a>(exprs: &'a [Expr], name: &str) -> Option<&'a str> {
+    match exprs.iter().find(|e| e.output_name() == name)?.unalias() {
+        Expr::Column(c) => Some(c),
+        _ => None,
+    }
+}
 
 /// One rewrite of logical plans.
 pub trait OptimizerRule: Sync {

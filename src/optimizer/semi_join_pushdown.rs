@@ -24,8 +24,8 @@
 
 use std::sync::Arc;
 
-use super::OptimizerRule;
 use super::cardinality::{estimate, join_rows};
+use super::{OptimizerRule, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::{JoinType, LogicalPlan, join_schema};
@@ -73,10 +73,7 @@ fn push(
         let Some(below_keys) = keys
             .iter()
             .map(|k| match k {
-                Expr::Column(c) => match exprs.iter().find(|e| e.output_name() == *c)?.unalias() {
-                    Expr::Column(b) => Some(col(b.as_str())),
-                    _ => None,
-                },
+                Expr::Column(c) => column_passed_on(exprs, c).map(col),
                 _ => None,
             })
             .collect::<Option<Vec<Expr>>>()
