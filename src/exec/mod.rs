@@ -291,12 +291,17 @@ fn run_node(
     {
         let start = Instant::now();
         if let Some(morsels) = columnar::MorselInput::stream(input)? {
-            let morsels = morsels.selecting();
-            let out = columnar::hash_aggregate(&morsels, keys, aggs, schema, ctx.agg_split_groups)?;
+            let morsels = morsels.selecting().with_codes_for(keys);
+            let agg = columnar::hash_aggregate(&morsels, keys, aggs, schema, ctx.agg_split_groups)?;
+            let out = agg.batches;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
             record_fused(input, ctx, next_id, depth + 1, rows_in);
-            ctx.record(id, depth, plan, &out, elapsed, String::new());
+            let extra = match agg.rows_by_code {
+                0 => String::new(),
+                n => format!("{n} rows grouped by dictionary code"),
+            };
+            ctx.record(id, depth, plan, &out, elapsed, extra);
             return Ok((out, elapsed));
         }
     }

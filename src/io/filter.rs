@@ -24,6 +24,7 @@ use arrow::array::ArrayRef;
 use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
+use super::dict_codes::DictCodes;
 use crate::error::Result;
 use crate::kernels::eval::{evaluate_mask, keep_rows};
 use crate::physical::expr::PhysicalExpr;
@@ -52,17 +53,32 @@ pub struct Selected {
     pub batch: RecordBatch,
     /// The indices of the rows that passed the filters.
     pub rows: Option<Vec<u32>>,
+    /// Dictionary codes of some columns of `batch`, one per row of it, by
+    /// column index (those the consumer asked for and the scan had).
+    pub codes: Vec<(usize, DictCodes)>,
 }
 
 impl Selected {
     /// The batch itself: every row passed.
     pub fn all(batch: RecordBatch) -> Self {
-        Selected { batch, rows: None }
+        Selected {
+            batch,
+            rows: None,
+            codes: vec![],
+        }
     }
 
     /// Number of selected rows.
     pub fn num_rows(&self) -> usize {
         self.rows.as_ref().map_or(self.batch.num_rows(), Vec::len)
+    }
+
+    /// The codes of column `column`, if the scan handed them on.
+    pub fn codes_of(&self, column: usize) -> Option<&DictCodes> {
+        self.codes
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map(|(_, d)| d)
     }
 
     /// The selected rows copied out into a batch of their own.
@@ -139,6 +155,7 @@ impl ScanFilter {
             return Ok(Some(Selected {
                 batch,
                 rows: Some(rows),
+                codes: vec![],
             }));
         }
         Ok(keep_rows(batch, &mask)?.map(Selected::all))

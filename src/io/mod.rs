@@ -6,6 +6,7 @@
 //! reader also skips row groups whose statistics rule out the scan's filters.
 
 mod csv;
+mod dict_codes;
 mod file_cache;
 mod filter;
 mod page_decode;
@@ -23,6 +24,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 
 pub use self::csv::CsvOptions;
+pub use self::dict_codes::{DictCodes, Dictionary};
 pub use self::filter::{
     LATE_MATERIALIZATION_MAX_SELECTIVITY, SELECTION_MIN_KEPT, ScanFilter, Selected,
 };
@@ -57,13 +59,21 @@ impl ScanUnit {
     /// As [`ScanUnit::read`]; with `select`, batches where `filter` kept
     /// most rows come whole with the kept rows' indices
     /// ([`ScanFilter::select`]).
-    pub fn read_selected(&self, filter: &ScanFilter, select: bool) -> Result<Vec<Selected>> {
+    /// `codes` names columns whose dictionary codes the consumer can use
+    /// ([`Selected::codes`]); a Parquet row group hands them on where it
+    /// decodes them itself.
+    pub fn read_selected(
+        &self,
+        filter: &ScanFilter,
+        select: bool,
+        codes: &[usize],
+    ) -> Result<Vec<Selected>> {
         match self {
             ScanUnit::Batch(b) => Ok(filter
                 .filter_or_select(b.clone(), select)?
                 .into_iter()
                 .collect()),
-            ScanUnit::ParquetRowGroup(u) => u.read_selected(filter, select),
+            ScanUnit::ParquetRowGroup(u) => u.read_selected(filter, select, codes),
         }
     }
 }

@@ -46,6 +46,7 @@ use parquet::column::page::Page;
 use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
 use parquet::schema::types::SchemaDescriptor;
 
+use super::dict_codes::{DictCodes, Dictionary};
 use super::page_reader::Pages;
 use crate::error::{Result, SlothError};
 
@@ -142,21 +143,36 @@ pub(super) fn decode(
     column: &FastColumn,
     selected: Option<&[u32]>,
 ) -> Result<ArrayRef> {
+    Ok(decode_with_codes(file, row_group, column, selected, false)?.0)
+}
+
+/// As [`decode`]; with `want_codes`, also each decoded row's dictionary
+/// index ([`DictCodes`]) where the chunk has them: every data page
+/// dictionary encoded, and no null.
+pub(super) fn decode_with_codes(
+    file: &Bytes,
+    row_group: &RowGroupMetaData,
+    column: &FastColumn,
+    selected: Option<&[u32]>,
+    want_codes: bool,
+) -> Result<(ArrayRef, Option<DictCodes>)> {
     if let (Some(rows), true) = (selected, column.nullable) {
         // Spreading present values over selected slots is not done here:
         // an optional column decodes whole, then the rows are taken.
-        let all = decode(file, row_group, column, None)?;
-        return Ok(arrow::compute::take(
-            &all,
-            &arrow::array::UInt32Array::from(rows.to_vec()),
-            None,
-        )?);
+        let (all, codes) = decode_with_codes(file, row_group, column, None, want_codes)?;
+        let rows = arrow::array::UInt32Array::from(rows.to_vec());
+        let codes = codes.map(|c| DictCodes {
+            codes: rows.values().iter().map(|&r| c.codes[r as usize]).collect(),
+            dictionary: c.dictionary,
+        });
+        return Ok((arrow::compute::take(&all, &rows, None)?, codes));
     }
     let chunk = row_group.column(column.leaf);
     let rows = row_group.num_rows() as usize;
     let pages = Pages::new(file, chunk, rows)?;
     let name = chunk.column_descr().name().to_string();
     let corrupt = |msg: String| SlothError::Data(format!("Parquet column '{name}': {msg}"));
+    let mut codes = Codes::wanted(want_codes, selected.map_or(rows, <[u32]>::len));
     macro_rules! fixed {
         ($p:ty, $a:ty, $convert:expr) => {{
             let (values, nulls) = read(
@@ -165,6 +181,7 @@ pub(super) fn decode(
                 rows,
                 selected,
                 &mut Fixed::<$p, _>::new($convert),
+                &mut codes,
             )
             .map_err(corrupt)?;
             Arc::new(
@@ -182,7 +199,7 @@ pub(super) fn decode(
                 long: false,
             };
             let (values, nulls) =
-                read(pages, column, rows, selected, &mut views).map_err(corrupt)?;
+                read(pages, column, rows, selected, &mut views, &mut codes).map_err(corrupt)?;
             if !views.long {
                 // Every view is inline; an array without buffers says so
                 // to its readers (`packed_keys` packs such keys faster).
@@ -215,7 +232,43 @@ pub(super) fn decode(
         (Physical::FLOAT, _) => fixed!(f32, Float32Type, |v| v),
         _ => fixed!(f64, Float64Type, |v| v),
     };
-    Ok(out)
+    let codes = match codes {
+        Codes::Collected { codes, entries } if out.null_count() == 0 => Some(DictCodes {
+            codes: codes.into(),
+            dictionary: Dictionary::new(entries),
+        }),
+        _ => None,
+    };
+    Ok((out, codes))
+}
+
+/// The dictionary indices [`read`] collects beside the values, while every
+/// page it has read was dictionary encoded.
+enum Codes {
+    /// Not asked for, or not available (a PLAIN page).
+    None,
+    /// The indices so far, and the dictionary's size.
+    Collected { codes: Vec<u32>, entries: usize },
+}
+
+impl Codes {
+    fn wanted(want: bool, rows: usize) -> Self {
+        match want {
+            true => Codes::Collected {
+                codes: Vec::with_capacity(rows),
+                entries: 0,
+            },
+            false => Codes::None,
+        }
+    }
+
+    /// Where the indices go, if they are still collected.
+    fn sink(&mut self) -> Option<&mut Vec<u32>> {
+        match self {
+            Codes::Collected { codes, .. } => Some(codes),
+            Codes::None => None,
+        }
+    }
 }
 
 /// How a column's values decode: what they become in Arrow, and how its
@@ -381,6 +434,7 @@ fn read<V: Values>(
     rows: usize,
     selected: Option<&[u32]>,
     decoder: &mut V,
+    codes: &mut Codes,
 ) -> DecodeResult<(Vec<V::Native>, Option<NullBuffer>)> {
     let mut values: Vec<V::Native> = Vec::with_capacity(selected.map_or(rows, <[u32]>::len));
     // Slots of the pages read so far, and the selected rows not yet reached.
@@ -406,6 +460,9 @@ fn read<V: Values>(
                 let mut dict = Vec::with_capacity(n);
                 decoder.plain(buf, 0, n, None, &mut dict)?;
                 dictionary = Some(dict);
+                if let Codes::Collected { entries, .. } = codes {
+                    *entries = n;
+                }
                 continue;
             }
             Page::DataPage {
@@ -465,25 +522,22 @@ fn read<V: Values>(
             let (rows_here, rest) = pending.split_at(here);
             pending = rest;
             match encoding {
-                Encoding::PLAIN => decoder.plain(
-                    buf,
-                    values_at,
-                    slots,
-                    Some((page_start, rows_here)),
-                    &mut values,
-                )?,
+                Encoding::PLAIN => {
+                    *codes = Codes::None;
+                    decoder.plain(
+                        buf,
+                        values_at,
+                        slots,
+                        Some((page_start, rows_here)),
+                        &mut values,
+                    )?
+                }
                 Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
                     let (dict, width, indices) = dictionary_indices(&dictionary, data)?;
                     if !rows_here.is_empty() {
-                        gather_selected(
-                            indices,
-                            width,
-                            slots,
-                            page_start,
-                            rows_here,
-                            dict,
-                            &mut values,
-                        )?;
+                        let sink = Sink::new(&mut values, codes.sink());
+                        let page = (slots, page_start);
+                        gather_selected(indices, width, page, rows_here, dict, sink)?;
                     }
                 }
                 other => return Err(format!("data page encoded as {other}")),
@@ -502,12 +556,25 @@ fn read<V: Values>(
             }
             _ => (slots, &mut values),
         };
+        if present < slots {
+            // A null has no dictionary index.
+            *codes = Codes::None;
+        }
         match encoding {
-            Encoding::PLAIN => decoder.plain(buf, values_at, present, None, target)?,
+            Encoding::PLAIN => {
+                *codes = Codes::None;
+                decoder.plain(buf, values_at, present, None, target)?
+            }
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
                 let (dict, width, indices) = dictionary_indices(&dictionary, data)?;
                 if present > 0 {
-                    gather(indices, width, present, dict, target)?;
+                    gather(
+                        indices,
+                        width,
+                        present,
+                        dict,
+                        Sink::new(target, codes.sink()),
+                    )?;
                 }
             }
             other => return Err(format!("data page encoded as {other}")),
@@ -566,23 +633,44 @@ fn definition_levels(
     Ok(sink.present)
 }
 
-/// Appends the dictionary entries of `n` hybrid-encoded indices to `out`.
+/// Where gathered dictionary entries go, and their indices where
+/// [`Codes`] are collected.
+struct Sink<'a, T> {
+    out: &'a mut Vec<T>,
+    codes: Option<&'a mut Vec<u32>>,
+}
+
+impl<'a, T: Copy> Sink<'a, T> {
+    fn new(out: &'a mut Vec<T>, codes: Option<&'a mut Vec<u32>>) -> Self {
+        Sink { out, codes }
+    }
+
+    #[inline]
+    fn repeat(&mut self, v: T, i: u32, n: usize) {
+        self.out.extend(std::iter::repeat_n(v, n));
+        if let Some(c) = &mut self.codes {
+            c.extend(std::iter::repeat_n(i, n));
+        }
+    }
+}
+
+/// Appends the dictionary entries of `n` hybrid-encoded indices to `sink`.
 fn gather<T: Copy>(
     indices: &[u8],
     width: u32,
     n: usize,
     dict: &[T],
-    out: &mut Vec<T>,
+    sink: Sink<'_, T>,
 ) -> DecodeResult<()> {
     struct Gather<'a, T> {
         dict: &'a [T],
-        out: &'a mut Vec<T>,
+        sink: Sink<'a, T>,
         bad_index: Option<u32>,
     }
     impl<T: Copy> Runs for Gather<'_, T> {
         fn repeated(&mut self, i: u32, len: usize) {
             match self.dict.get(i as usize) {
-                Some(&v) => self.out.extend(std::iter::repeat_n(v, len)),
+                Some(&v) => self.sink.repeat(v, i, len),
                 None => self.bad_index = Some(i),
             }
         }
@@ -597,36 +685,38 @@ fn gather<T: Copy>(
             let dict = self.dict;
             // SAFETY: every index is at most `max`, checked against the
             // dictionary's length above.
-            self.out.extend(
+            self.sink.out.extend(
                 idx.iter()
                     .map(|&i| unsafe { *dict.get_unchecked(i as usize) }),
             );
+            if let Some(c) = &mut self.sink.codes {
+                c.extend_from_slice(idx);
+            }
         }
     }
-    let mut sink = Gather {
+    let mut g = Gather {
         dict,
-        out,
+        sink,
         bad_index: None,
     };
-    Hybrid::new(indices, width)?.decode(n, &mut sink)?;
-    index_in_range(sink.bad_index, dict.len())
+    Hybrid::new(indices, width)?.decode(n, &mut g)?;
+    index_in_range(g.bad_index, dict.len())
 }
 
-/// As [`gather`] for the `slots` indices of a page starting at row
-/// `first`, appending only the entries of the rows `selected` (ascending,
-/// all within the page).
+/// As [`gather`] for the indices of a page of `slots` values starting at
+/// row `first` (`page`), appending only the entries of the rows `selected`
+/// (ascending, all within the page).
 fn gather_selected<T: Copy>(
     indices: &[u8],
     width: u32,
-    slots: usize,
-    first: usize,
+    (slots, first): (usize, usize),
     selected: &[u32],
     dict: &[T],
-    out: &mut Vec<T>,
+    sink: Sink<'_, T>,
 ) -> DecodeResult<()> {
     struct Select<'a, T> {
         dict: &'a [T],
-        out: &'a mut Vec<T>,
+        sink: Sink<'a, T>,
         /// Selected rows not yet reached, and the row of the next index.
         selected: &'a [u32],
         row: usize,
@@ -648,7 +738,7 @@ fn gather_selected<T: Copy>(
             let n = self.advance(len).0.len();
             if n > 0 {
                 match self.dict.get(i as usize) {
-                    Some(&v) => self.out.extend(std::iter::repeat_n(v, n)),
+                    Some(&v) => self.sink.repeat(v, i, n),
                     None => self.bad_index = Some(i),
                 }
             }
@@ -659,21 +749,21 @@ fn gather_selected<T: Copy>(
             for &r in here {
                 let i = idx[r as usize - row];
                 match dict.get(i as usize) {
-                    Some(&v) => self.out.push(v),
+                    Some(&v) => self.sink.repeat(v, i, 1),
                     None => self.bad_index = Some(i),
                 }
             }
         }
     }
-    let mut sink = Select {
+    let mut s = Select {
         dict,
-        out,
+        sink,
         selected,
         row: first,
         bad_index: None,
     };
-    Hybrid::new(indices, width)?.decode(slots, &mut sink)?;
-    index_in_range(sink.bad_index, dict.len())
+    Hybrid::new(indices, width)?.decode(slots, &mut s)?;
+    index_in_range(s.bad_index, dict.len())
 }
 
 /// The dictionary read so far, and the bit width and hybrid-encoded
@@ -945,7 +1035,8 @@ mod tests {
         assert!(Hybrid::new(&data, 33).is_err());
         // An index past the dictionary is an error.
         let mut out = vec![];
-        let err = gather(&data, 3, 13, &[10i64, 11, 12, 13, 14, 15, 16], &mut out).unwrap_err();
+        let dict = [10i64, 11, 12, 13, 14, 15, 16];
+        let err = gather(&data, 3, 13, &dict, Sink::new(&mut out, None)).unwrap_err();
         assert!(err.contains("out of range"), "{err}");
     }
 
@@ -1087,6 +1178,84 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Writes `batch` with small dictionary-encoded pages and row groups.
+    fn small_pages(batch: &RecordBatch) -> Bytes {
+        let props = WriterProperties::builder()
+            .set_dictionary_page_size_limit(4096)
+            .set_data_page_size_limit(2048)
+            .set_write_batch_size(512)
+            .set_max_row_group_row_count(Some(7_000))
+            .build();
+        let mut file = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).unwrap();
+        w.write(batch).unwrap();
+        w.close().unwrap();
+        Bytes::from(file)
+    }
+
+    #[test]
+    fn codes_index_the_chunk_dictionary_and_exist_only_without_nulls_or_plain_pages() {
+        for (distinct, null_every, with_codes) in [(7, 0, 8), (7, 5, 0), (100_000, 0, 0)] {
+            let file = small_pages(&random_batch(20_000, distinct, null_every));
+            let builder = ParquetRecordBatchReaderBuilder::try_new(file.clone()).unwrap();
+            let metadata = builder.metadata().clone();
+            let schema = builder.schema().clone();
+            let descr = metadata.file_metadata().schema_descr();
+            let mut found = 0;
+            for rg in metadata.row_groups() {
+                for (i, field) in schema.fields().iter().enumerate() {
+                    let target = match field.data_type() {
+                        DataType::Utf8 => DataType::Utf8View,
+                        t => t.clone(),
+                    };
+                    let Some(fast) = fast_column(descr, i, &target, rg) else {
+                        continue;
+                    };
+                    let (values, codes) = decode_with_codes(&file, rg, &fast, None, true).unwrap();
+                    let Some(codes) = codes else { continue };
+                    found += 1;
+                    assert_eq!(codes.codes.len(), values.len());
+                    // Same code, same value; another code, another value.
+                    let entries = codes.dictionary.entries();
+                    let mut first = vec![None; entries];
+                    for (r, &c) in codes.codes.iter().enumerate() {
+                        first[c as usize].get_or_insert(r as u32);
+                    }
+                    let firsts: Vec<u32> = codes
+                        .codes
+                        .iter()
+                        .map(|&c| first[c as usize].unwrap())
+                        .collect();
+                    let idx = arrow::array::UInt32Array::from(firsts);
+                    let by_code = arrow::compute::take(&values, &idx, None).unwrap();
+                    assert_eq!(by_code.to_data(), values.to_data(), "{field}");
+                    let shown: std::collections::HashSet<String> = (first.iter().flatten())
+                        .map(|&r| {
+                            arrow::util::display::array_value_to_string(&values, r as usize)
+                                .unwrap()
+                        })
+                        .collect();
+                    assert_eq!(shown.len(), first.iter().flatten().count(), "{field}");
+                    // A selection gives the whole column's codes there.
+                    let selected: Vec<u32> =
+                        (0..values.len() as u32).filter(|r| r % 3 == 1).collect();
+                    let (_, picked) =
+                        decode_with_codes(&file, rg, &fast, Some(&selected), true).unwrap();
+                    let picked = picked.expect("codes of a selection");
+                    let expected: Vec<u32> =
+                        selected.iter().map(|&r| codes.codes[r as usize]).collect();
+                    assert_eq!(picked.codes.to_vec(), expected);
+                }
+            }
+            let row_groups = metadata.num_row_groups();
+            assert_eq!(
+                found,
+                with_codes * row_groups,
+                "{distinct} distinct, nulls every {null_every}"
+            );
         }
     }
 }

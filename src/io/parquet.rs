@@ -21,6 +21,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::schema::types::SchemaDescriptor;
 
+use super::dict_codes::DictCodes;
 use super::file_cache::FileCache;
 use super::filter::{FilteredColumns, ScanFilter, Selected};
 use super::page_decode;
@@ -189,7 +190,7 @@ impl RowGroupUnit {
     /// When the filters have kept few rows so far, the reader decodes the
     /// filter columns first and the others only for the rows that pass.
     pub fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
-        self.read_selected(filter, false)?
+        self.read_selected(filter, false, &[])?
             .into_iter()
             .map(Selected::materialize)
             .collect()
@@ -209,8 +210,14 @@ impl RowGroupUnit {
 
     /// As [`RowGroupUnit::read`]; with `select`, batches where the filters
     /// kept most rows come whole with the kept rows' indices
-    /// ([`ScanFilter::select`]).
-    pub fn read_selected(&self, filter: &ScanFilter, select: bool) -> Result<Vec<Selected>> {
+    /// ([`ScanFilter::select`]); the columns `codes` come with their
+    /// dictionary codes where the row group's own decoder has them.
+    pub fn read_selected(
+        &self,
+        filter: &ScanFilter,
+        select: bool,
+        codes: &[usize],
+    ) -> Result<Vec<Selected>> {
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
             self.bytes.clone(),
             self.metadata.clone(),
@@ -231,7 +238,7 @@ impl RowGroupUnit {
         };
         if late_filter.is_none()
             && self.selection.is_none()
-            && let Some(out) = self.read_with_own_decoder(filter, select)?
+            && let Some(out) = self.read_with_own_decoder(filter, select, codes)?
         {
             return Ok(out);
         }
@@ -278,6 +285,7 @@ impl RowGroupUnit {
         &self,
         filter: &ScanFilter,
         select: bool,
+        codes: &[usize],
     ) -> Result<Option<Vec<Selected>>> {
         if !own_decoder_enabled() {
             return Ok(None);
@@ -316,14 +324,24 @@ impl RowGroupUnit {
                 .selectivity()
                 .is_none_or(|s| s < FILTER_FIRST_MAX_SELECTIVITY);
         if !filter_first {
-            let columns: Vec<Vec<ArrayRef>> = self
-                .decode_columns(&fast, None, rows, &[])?
+            let (columns, codes) = self.decode_columns(&fast, None, rows, &[], codes)?;
+            let columns: Vec<Vec<ArrayRef>> = columns
                 .into_iter()
                 .map(|c| c.expect("every column decoded"))
                 .collect();
             let mut out = Vec::new();
-            for batch in slices(&self.schema, &columns, rows)? {
-                out.extend(filter.filter_or_select(batch, select)?);
+            for (k, batch) in slices(&self.schema, &columns, rows)?
+                .into_iter()
+                .enumerate()
+            {
+                let len = batch.num_rows();
+                out.extend(filter.filter_or_select(batch, select)?.map(|mut s| {
+                    // A filtered copy has other rows than the codes.
+                    if s.batch.num_rows() == len {
+                        s.codes = sliced(&codes, k * BATCH_SIZE, len);
+                    }
+                    s
+                }));
             }
             return Ok(Some(out));
         }
@@ -344,7 +362,8 @@ impl RowGroupUnit {
         for &c in &filter_columns {
             others[c] = None;
         }
-        let mut columns = self.decode_columns(&others, Some(&kept), rows, &filter_columns)?;
+        let (mut columns, codes) =
+            self.decode_columns(&others, Some(&kept), rows, &filter_columns, codes)?;
         for (c, values) in read {
             columns[c] = Some(vec![values]);
         }
@@ -355,7 +374,11 @@ impl RowGroupUnit {
         Ok(Some(
             slices(&self.schema, &columns, kept.len())?
                 .into_iter()
-                .map(Selected::all)
+                .enumerate()
+                .map(|(k, batch)| Selected {
+                    codes: sliced(&codes, k * BATCH_SIZE, batch.num_rows()),
+                    ..Selected::all(batch)
+                })
                 .collect(),
         ))
     }
@@ -364,28 +387,36 @@ impl RowGroupUnit {
     /// rows `kept`): the `fast` ones by [`page_decode`], the rest by the
     /// arrow-rs reader, except the columns `skip` (`None`, for the caller
     /// to fill in). A column is one array, or (read whole by arrow-rs) one
-    /// array per [`BATCH_SIZE`] rows.
+    /// array per [`BATCH_SIZE`] rows. Also returns the dictionary codes of
+    /// the columns `codes` that the decoder has ([`page_decode::decode_with_codes`]).
     fn decode_columns(
         &self,
         fast: &[Option<page_decode::FastColumn>],
         kept: Option<&[u32]>,
         rows: usize,
         skip: &[usize],
-    ) -> Result<Vec<Option<Vec<ArrayRef>>>> {
+        codes: &[usize],
+    ) -> Result<DecodedColumns> {
         let row_group = self.metadata.metadata().row_group(self.row_group);
-        let mut columns: Vec<Option<Vec<ArrayRef>>> = fast
-            .iter()
-            .map(|f| {
-                f.as_ref()
-                    .map(|f| Ok(vec![page_decode::decode(&self.bytes, row_group, f, kept)?]))
-                    .transpose()
-            })
-            .collect::<Result<_>>()?;
+        let mut found = Vec::new();
+        let mut columns: Vec<Option<Vec<ArrayRef>>> = Vec::with_capacity(fast.len());
+        for (i, f) in fast.iter().enumerate() {
+            columns.push(match f {
+                Some(f) => {
+                    let want = codes.contains(&i);
+                    let (values, c) =
+                        page_decode::decode_with_codes(&self.bytes, row_group, f, kept, want)?;
+                    found.extend(c.map(|c| (i, c)));
+                    Some(vec![values])
+                }
+                None => None,
+            });
+        }
         let others: Vec<usize> = (0..fast.len())
             .filter(|&i| fast[i].is_none() && !skip.contains(&i))
             .collect();
         if others.is_empty() {
-            return Ok(columns);
+            return Ok((columns, found));
         }
         let b = ParquetRecordBatchReaderBuilder::new_with_metadata(
             self.bytes.clone(),
@@ -434,7 +465,7 @@ impl RowGroupUnit {
                 _ => pieces,
             });
         }
-        Ok(columns)
+        Ok((columns, found))
     }
 
     /// The file's root column that projected column `i` reads.
@@ -487,6 +518,18 @@ impl RowGroupUnit {
         );
         Some(RowFilter::new(vec![Box::new(predicate)]))
     }
+}
+
+/// The decoded columns of a row group (`None`: left to the caller) and
+/// the dictionary codes found, by column.
+type DecodedColumns = (Vec<Option<Vec<ArrayRef>>>, Vec<(usize, DictCodes)>);
+
+/// The codes of the `len` rows from `offset` of each column of `codes`.
+fn sliced(codes: &[(usize, DictCodes)], offset: usize, len: usize) -> Vec<(usize, DictCodes)> {
+    codes
+        .iter()
+        .map(|(c, d)| (*c, d.slice(offset, len)))
+        .collect()
 }
 
 /// `columns` (all `rows` long) cut into batches of at most [`BATCH_SIZE`]

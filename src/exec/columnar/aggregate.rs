@@ -14,6 +14,9 @@
 //! 3. Each partition emits its groups: keys decoded from the table, values
 //!    from the accumulators.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -22,7 +25,7 @@ use rayon::prelude::*;
 use super::MorselInput;
 use crate::error::Result;
 use crate::expr::AggFunc;
-use crate::io::Selected;
+use crate::io::{Dictionary, Selected};
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder, partition_of};
@@ -56,6 +59,28 @@ struct Spec<'a> {
     /// Where the rows come from (its size guides how much a split table
     /// reserves).
     input: &'a MorselInput,
+    /// The scan column each key is, where it is one (its dictionary codes
+    /// may come with the batches: [`Spec::groups_by_codes`]).
+    key_columns: Vec<Option<usize>>,
+    /// Rows grouped through their keys' dictionary codes.
+    rows_by_code: AtomicUsize,
+}
+
+/// Most combined dictionary codes a thread maps to groups directly.
+const MAX_CODES: usize = 1 << 16;
+
+/// A code not seen yet.
+const UNSEEN: u32 = u32::MAX;
+
+/// A thread's groups by dictionary code, for batches whose keys all come
+/// with codes ([`crate::io::DictCodes`]): the keys' codes of a row combine
+/// into one number (mixed radix, first key most significant), and the group
+/// of each number is found once, through the table.
+struct CodeGroups {
+    /// The dictionaries of the keys, in key order.
+    dictionaries: Vec<Arc<Dictionary>>,
+    /// Group of each combined code, or [`UNSEEN`].
+    groups: Vec<u32>,
 }
 
 /// Groups and their aggregate state: a whole table, or one hash partition.
@@ -77,6 +102,10 @@ struct Partial {
     starts: Vec<usize>,
     /// Rows folded so far.
     rows_seen: usize,
+    /// Groups by dictionary code while the table is whole.
+    by_code: Option<CodeGroups>,
+    /// Combined codes of a batch's rows.
+    combined: Vec<u32>,
 }
 
 impl Spec<'_> {
@@ -112,6 +141,8 @@ impl Spec<'_> {
             order: vec![],
             starts: vec![],
             rows_seen: 0,
+            by_code: None,
+            combined: vec![],
         })
     }
 
@@ -179,6 +210,16 @@ impl Spec<'_> {
             p.groups.resize(rows.len(), 0);
             return update_accs(&mut p.parts[0], &values, rows, &p.groups);
         };
+        if p.parts.len() == 1 {
+            let (part, map, combined) = (&mut p.parts[0], &mut p.by_code, &mut p.combined);
+            let codes = (batch, rows, combined);
+            if self.groups_by_codes(encoder, part, map, codes, &keys, &mut p.groups)? {
+                p.rows_seen += rows.len();
+                self.rows_by_code.fetch_add(rows.len(), Ordering::Relaxed);
+                update_accs(part, &values, rows, &p.groups)?;
+                return self.split_if_large(p);
+            }
+        }
         let first = p.parts[0].table.as_ref().expect("keyed");
         let first_is_rows = first.is_rows();
         let encoded = encoder.encode_to_insert(first, &keys, &mut p.hashes)?;
@@ -190,12 +231,7 @@ impl Spec<'_> {
             let table = part.table.as_mut().expect("keyed");
             table.insert_rows(encoder, &encoded, &p.hashes, selected(), &mut p.groups)?;
             update_accs(part, &values, rows, &p.groups)?;
-            if table_len(part) > self.split_groups {
-                let whole = p.parts.pop().expect("one part");
-                p.parts = self.split(whole)?;
-                self.reserve_after_split(p);
-            }
-            return Ok(());
+            return self.split_if_large(p);
         }
         if encoded.is_rows() && !first_is_rows {
             // Partitions follow key hashes, which change with the form.
@@ -235,6 +271,94 @@ impl Spec<'_> {
             update_accs(part, &values, bucket, &p.groups)?;
         }
         Ok(())
+    }
+
+    /// Splits a whole table that grew past `split_groups` into partitions.
+    fn split_if_large(&self, p: &mut Partial) -> Result<()> {
+        if p.parts.len() == 1 && table_len(&p.parts[0]) > self.split_groups {
+            let whole = p.parts.pop().expect("one part");
+            p.parts = self.split(whole)?;
+            // Group ids are now per partition.
+            p.by_code = None;
+            self.reserve_after_split(p);
+        }
+        Ok(())
+    }
+
+    /// The groups of the selected `rows` of `batch` into `groups`, found
+    /// through the keys' dictionary codes ([`CodeGroups`]): each combined
+    /// code not seen before is looked up (or added) in the table once, by
+    /// the key values of its first row, and every row then takes its
+    /// code's group. False, with nothing done, when some key has no codes
+    /// in this batch or their combinations exceed [`MAX_CODES`].
+    fn groups_by_codes(
+        &self,
+        encoder: &KeyEncoder,
+        part: &mut Part,
+        map: &mut Option<CodeGroups>,
+        (batch, rows, combined): (&Selected, &[u32], &mut Vec<u32>),
+        keys: &[ArrayRef],
+        groups: &mut Vec<u32>,
+    ) -> Result<bool> {
+        let mut codes = Vec::with_capacity(keys.len());
+        let mut size = 1usize;
+        for c in &self.key_columns {
+            let Some(d) = c.and_then(|c| batch.codes_of(c)) else {
+                return Ok(false);
+            };
+            size = size.saturating_mul(d.dictionary.entries());
+            codes.push(d);
+        }
+        if size > MAX_CODES {
+            return Ok(false);
+        }
+        let same = |m: &CodeGroups| {
+            (m.dictionaries.iter().zip(&codes)).all(|(a, b)| Arc::ptr_eq(a, &b.dictionary))
+        };
+        if !map.as_ref().is_some_and(same) {
+            *map = Some(CodeGroups {
+                dictionaries: codes.iter().map(|d| d.dictionary.clone()).collect(),
+                groups: vec![UNSEEN; size],
+            });
+        }
+        let map = map.as_mut().expect("made above");
+        combined.clear();
+        combined.extend(rows.iter().map(|&r| codes[0].codes[r as usize]));
+        for d in &codes[1..] {
+            let (n, c) = (d.dictionary.entries() as u32, &d.codes);
+            for (x, &r) in combined.iter_mut().zip(rows) {
+                *x = *x * n + c[r as usize];
+            }
+        }
+        // The first row of each code not seen yet, marked seen.
+        let mut firsts: Vec<u32> = Vec::new();
+        let mut first_codes: Vec<u32> = Vec::new();
+        for (&c, &r) in combined.iter().zip(rows) {
+            let g = &mut map.groups[c as usize];
+            if *g == UNSEEN {
+                *g = 0;
+                firsts.push(r);
+                first_codes.push(c);
+            }
+        }
+        if !firsts.is_empty() {
+            let table = part.table.as_mut().expect("keyed");
+            let at = arrow::array::UInt32Array::from(firsts);
+            let values = keys
+                .iter()
+                .map(|k| Ok(arrow::compute::take(k, &at, None)?))
+                .collect::<Result<Vec<_>>>()?;
+            let mut hashes = Vec::new();
+            let encoded = encoder.encode_to_insert(table, &values, &mut hashes)?;
+            groups.clear();
+            table.insert_batch(encoder, &encoded, &hashes, groups)?;
+            for (&c, &g) in first_codes.iter().zip(groups.iter()) {
+                map.groups[c as usize] = g;
+            }
+        }
+        groups.clear();
+        groups.extend(combined.iter().map(|&c| map.groups[c as usize]));
+        Ok(true)
     }
 
     /// Reserves each partition of a just-split table its share of the
@@ -359,6 +483,15 @@ fn update_accs(
     Ok(())
 }
 
+/// What [`hash_aggregate`] returns.
+pub struct Aggregated {
+    /// One row per group.
+    pub batches: Vec<RecordBatch>,
+    /// How many input rows found their group through the dictionary codes
+    /// of their keys rather than by hashing them.
+    pub rows_by_code: usize,
+}
+
 /// Groups the input by `keys` and computes `aggs`; no keys means one global
 /// group. A thread's table splits into hash partitions past `split_groups`.
 pub fn hash_aggregate(
@@ -367,7 +500,7 @@ pub fn hash_aggregate(
     aggs: &[AggregateExpr],
     schema: &SchemaRef,
     split_groups: usize,
-) -> Result<Vec<RecordBatch>> {
+) -> Result<Aggregated> {
     let key_types: Vec<DataType> = keys.iter().map(|k| k.data_type.clone()).collect();
     let spec = Spec {
         keys,
@@ -380,6 +513,8 @@ pub fn hash_aggregate(
         key_types,
         split_groups,
         input,
+        key_columns: keys.iter().map(|k| input.scan_column(k)).collect(),
+        rows_by_code: AtomicUsize::new(0),
         arg_types: aggs
             .iter()
             .map(|a| {
@@ -443,10 +578,13 @@ pub fn hash_aggregate(
                 .collect::<Result<_>>()?
         }
     };
-    Ok(batches
-        .into_iter()
-        .filter(|b| b.num_rows() > 0 || keys.is_empty())
-        .collect())
+    Ok(Aggregated {
+        batches: batches
+            .into_iter()
+            .filter(|b| b.num_rows() > 0 || keys.is_empty())
+            .collect(),
+        rows_by_code: spec.rows_by_code.load(Ordering::Relaxed),
+    })
 }
 
 /// Final merge when some thread split its table: every thread's groups in

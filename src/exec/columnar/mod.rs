@@ -14,7 +14,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::Result;
 use crate::physical::PhysicalPlan;
 
-pub use aggregate::{SPLIT_GROUPS, hash_aggregate};
+pub use aggregate::{Aggregated, SPLIT_GROUPS, hash_aggregate};
 pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
@@ -48,13 +48,14 @@ pub fn run_operator(
         PhysicalPlan::Pipeline { stages, .. } => run_pipeline(input(), stages),
         PhysicalPlan::HashAggregate {
             keys, aggs, schema, ..
-        } => hash_aggregate(
+        } => Ok(hash_aggregate(
             &MorselInput::from_batches(input()),
             keys,
             aggs,
             schema,
             ctx.agg_split_groups,
-        ),
+        )?
+        .batches),
         PhysicalPlan::HashJoin {
             left,
             right,

@@ -29,6 +29,9 @@ pub struct MorselInput {
     /// Whether the consumer takes batches with a selection of rows
     /// ([`MorselInput::selecting`]).
     select: bool,
+    /// Scan columns whose dictionary codes the consumer uses
+    /// ([`MorselInput::with_codes_for`]).
+    codes: Vec<usize>,
 }
 
 impl MorselInput {
@@ -41,6 +44,7 @@ impl MorselInput {
             stages: vec![],
             rows: AtomicUsize::new(0),
             select: false,
+            codes: vec![],
         }
     }
 
@@ -53,6 +57,31 @@ impl MorselInput {
         self
     }
 
+    /// This input for a consumer that reads the dictionary codes of the
+    /// columns `exprs` name, where the scan has them ([`Selected::codes`],
+    /// by scan column: see [`MorselInput::scan_column`]).
+    pub fn with_codes_for(mut self, exprs: &[PhysicalExpr]) -> Self {
+        self.codes = exprs.iter().filter_map(|e| self.scan_column(e)).collect();
+        self
+    }
+
+    /// The scan column that `e` (over the batches this input yields) is, if
+    /// it is a column that the stages pass through unchanged.
+    pub fn scan_column(&self, e: &PhysicalExpr) -> Option<usize> {
+        let Node::Column(mut i) = e.node else {
+            return None;
+        };
+        for stage in self.stages.iter().rev() {
+            if let Stage::Project(exprs, _) = stage {
+                let Node::Column(j) = exprs.get(i)?.node else {
+                    return None;
+                };
+                i = j;
+            }
+        }
+        Some(i)
+    }
+
     /// `exprs` (over the batches this input yields) as expressions over
     /// the scan's own columns, if each is a column that the stages pass
     /// through unchanged, and if the scan reads some column that neither
@@ -62,19 +91,8 @@ impl MorselInput {
         let columns: Vec<PhysicalExpr> = exprs
             .iter()
             .map(|e| {
-                let Node::Column(mut i) = e.node else {
-                    return None;
-                };
-                for stage in self.stages.iter().rev() {
-                    if let Stage::Project(exprs, _) = stage {
-                        let Node::Column(j) = exprs.get(i)?.node else {
-                            return None;
-                        };
-                        i = j;
-                    }
-                }
                 Some(PhysicalExpr {
-                    node: Node::Column(i),
+                    node: Node::Column(self.scan_column(e)?),
                     data_type: e.data_type.clone(),
                 })
             })
@@ -88,15 +106,31 @@ impl MorselInput {
     }
 
     /// Reads one unit and passes each batch, through the stages, to `f`.
+    /// Codes (by scan column) stay with a batch whose rows the stages
+    /// keep as they are.
     fn read_unit(&self, unit: &ScanUnit, mut f: impl FnMut(Selected) -> Result<()>) -> Result<()> {
-        for Selected { batch, rows } in unit.read_selected(&self.filter, self.select)? {
+        let read = unit.read_selected(&self.filter, self.select, &self.codes)?;
+        for Selected { batch, rows, codes } in read {
+            let len = batch.num_rows();
             let staged = match apply_stages(batch.clone(), &self.stages) {
-                Ok(b) => b.map(|batch| Selected { batch, rows }),
+                Ok(b) => b.map(|batch| match batch.num_rows() == len {
+                    true => Selected { batch, rows, codes },
+                    false => Selected {
+                        batch,
+                        rows,
+                        codes: vec![],
+                    },
+                }),
                 // With a selection the stages also saw rows the filter
                 // rejected; should that fail (an overflow, a cast), they
                 // run on the kept rows alone.
                 Err(_) if rows.is_some() => {
-                    let kept = Selected { batch, rows }.materialize()?;
+                    let kept = Selected {
+                        batch,
+                        rows,
+                        codes: vec![],
+                    }
+                    .materialize()?;
                     apply_stages(kept, &self.stages)?.map(Selected::all)
                 }
                 Err(e) => return Err(e),
@@ -127,6 +161,7 @@ impl MorselInput {
                 stages: vec![],
                 rows: AtomicUsize::new(0),
                 select: false,
+                codes: vec![],
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => Self::stream(input)?.map(|mut m| {
                 m.stages.extend(stages.iter().cloned());
