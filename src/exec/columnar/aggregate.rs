@@ -322,15 +322,28 @@ impl Spec<'_> {
             });
         }
         let map = map.as_mut().expect("made above");
+        // Every row of the batch, or a selection (indirect, slower).
+        let whole = batch.rows.is_none();
         combined.clear();
-        combined.extend(rows.iter().map(|&r| codes[0].codes[r as usize]));
+        match whole {
+            true => combined.extend_from_slice(&codes[0].codes),
+            false => combined.extend(rows.iter().map(|&r| codes[0].codes[r as usize])),
+        }
         for d in &codes[1..] {
             let (n, c) = (d.dictionary.entries() as u32, &d.codes);
-            for (x, &r) in combined.iter_mut().zip(rows) {
-                *x = *x * n + c[r as usize];
+            match whole {
+                true => (combined.iter_mut().zip(c.iter())).for_each(|(x, &c)| *x = *x * n + c),
+                false => {
+                    (combined.iter_mut().zip(rows)).for_each(|(x, &r)| *x = *x * n + c[r as usize])
+                }
             }
         }
-        // The first row of each code not seen yet, marked seen.
+        groups.clear();
+        groups.extend(combined.iter().map(|&c| map.groups[c as usize]));
+        if !groups.contains(&UNSEEN) {
+            return Ok(true);
+        }
+        // Codes met for the first time: the first row of each, marked seen.
         let mut firsts: Vec<u32> = Vec::new();
         let mut first_codes: Vec<u32> = Vec::new();
         for (&c, &r) in combined.iter().zip(rows) {
@@ -341,20 +354,18 @@ impl Spec<'_> {
                 first_codes.push(c);
             }
         }
-        if !firsts.is_empty() {
-            let table = part.table.as_mut().expect("keyed");
-            let at = arrow::array::UInt32Array::from(firsts);
-            let values = keys
-                .iter()
-                .map(|k| Ok(arrow::compute::take(k, &at, None)?))
-                .collect::<Result<Vec<_>>>()?;
-            let mut hashes = Vec::new();
-            let encoded = encoder.encode_to_insert(table, &values, &mut hashes)?;
-            groups.clear();
-            table.insert_batch(encoder, &encoded, &hashes, groups)?;
-            for (&c, &g) in first_codes.iter().zip(groups.iter()) {
-                map.groups[c as usize] = g;
-            }
+        let table = part.table.as_mut().expect("keyed");
+        let at = arrow::array::UInt32Array::from(firsts);
+        let values = keys
+            .iter()
+            .map(|k| Ok(arrow::compute::take(k, &at, None)?))
+            .collect::<Result<Vec<_>>>()?;
+        let mut hashes = Vec::new();
+        let encoded = encoder.encode_to_insert(table, &values, &mut hashes)?;
+        groups.clear();
+        table.insert_batch(encoder, &encoded, &hashes, groups)?;
+        for (&c, &g) in first_codes.iter().zip(groups.iter()) {
+            map.groups[c as usize] = g;
         }
         groups.clear();
         groups.extend(combined.iter().map(|&c| map.groups[c as usize]));
