@@ -67,7 +67,7 @@ struct Spec<'a> {
 }
 
 /// Most combined dictionary codes a thread maps to groups directly.
-const MAX_CODES: usize = 1 << 16;
+const MAX_CODES: usize = 1 << 17;
 
 /// A code not seen yet.
 const UNSEEN: u32 = u32::MAX;
