@@ -5,7 +5,11 @@
 //!    batches are dropped as soon as they are folded. A table that grows
 //!    past [`SPLIT_GROUPS`] groups (high cardinality) splits into
 //!    [`PARTITIONS`] tables by key hash, and later rows are bucketed by hash
-//!    before they are folded (radix partitioning).
+//!    before they are folded (radix partitioning). Where every key column
+//!    of a batch comes with its Parquet dictionary codes
+//!    ([`crate::io::DictCodes`]), a row finds its group through an array
+//!    indexed by the combined codes, and only the first row of each code
+//!    goes through the table ([`CodeGroups`]).
 //! 2. The per-thread tables are merged in parallel by hash partition: each
 //!    partition owns the keys whose hash falls in it, so no two threads touch
 //!    the same final group and no locks are taken. Split tables merge
