@@ -95,12 +95,19 @@ fn inner_joins_filter_the_probe_scan_and_keep_their_rows() {
 
 #[test]
 fn semi_and_anti_joins_filter_only_where_unmatched_probe_rows_are_dropped() {
-    // Semi join with lineitem probed to mark orders: every column its scan
-    // reads is already read by its filter or the key, so nothing would be
-    // spared and the filter is not pushed.
+    // Semi join probed by orders: every column its scan reads is read by
+    // its filter or the key, but the filter's `o_orderdate` is not a key,
+    // so the key filter goes first and the dates are decoded for matches.
     check(
         "select o_orderkey, o_orderpriority from orders where o_orderkey in \
          (select l_orderkey from lineitem where l_quantity > 49) and o_orderdate < date '1993-01-01'",
+        true,
+    );
+    // The probe scan reads its key alone: no column to spare, none to
+    // decode later, so no filter is pushed.
+    check(
+        "select count(*) from lineitem where l_orderkey in \
+         (select o_orderkey from orders where o_orderdate < date '1992-03-01')",
         false,
     );
     // Semi join with li probed: only its matches are emitted.

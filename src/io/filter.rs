@@ -126,6 +126,11 @@ impl ScanFilter {
         self.exprs.push(expr);
     }
 
+    /// Adds a filter, checked before the others.
+    pub fn push_first(&mut self, expr: PhysicalExpr) {
+        self.exprs.insert(0, expr);
+    }
+
     /// The filter expressions.
     pub fn exprs(&self) -> &[PhysicalExpr] {
         &self.exprs

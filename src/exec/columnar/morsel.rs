@@ -84,10 +84,10 @@ impl MorselInput {
 
     /// `exprs` (over the batches this input yields) as expressions over
     /// the scan's own columns, if each is a column that the stages pass
-    /// through unchanged, and if the scan reads some column that neither
-    /// they nor its filters read: filtered first, only those columns are
-    /// spared decoding.
-    pub fn scan_columns(&self, exprs: &[PhysicalExpr]) -> Option<Vec<PhysicalExpr>> {
+    /// through unchanged; and whether the scan reads some column that
+    /// neither they nor its filters read (filtered by them first, only
+    /// such columns are spared decoding).
+    pub fn scan_columns(&self, exprs: &[PhysicalExpr]) -> Option<(Vec<PhysicalExpr>, bool)> {
         let columns: Vec<PhysicalExpr> = exprs
             .iter()
             .map(|e| {
@@ -102,7 +102,8 @@ impl MorselInput {
             .collect();
         read.sort_unstable();
         read.dedup();
-        (read.len() < self.width).then_some(columns)
+        let spares = read.len() < self.width;
+        Some((columns, spares))
     }
 
     /// Reads one unit and passes each batch, through the stages, to `f`.
