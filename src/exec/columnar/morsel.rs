@@ -114,13 +114,13 @@ impl MorselInput {
         for Selected { batch, rows, codes } in read {
             let len = batch.num_rows();
             let staged = match apply_stages(batch.clone(), &self.stages) {
-                Ok(b) => b.map(|batch| match batch.num_rows() == len {
-                    true => Selected { batch, rows, codes },
-                    false => Selected {
-                        batch,
-                        rows,
-                        codes: vec![],
-                    },
+                Ok(b) => b.map(|batch| {
+                    let codes = if batch.num_rows() == len {
+                        codes
+                    } else {
+                        vec![]
+                    };
+                    Selected { batch, rows, codes }
                 }),
                 // With a selection the stages also saw rows the filter
                 // rejected; should that fail (an overflow, a cast), they
