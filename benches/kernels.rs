@@ -3,7 +3,11 @@
 //! operator by operator (one Arrow kernel and one array per operator);
 //! and of the join kernels a probe batch goes through: packing two integer
 //! keys into one by the build's ranges, and the Bloom filter check (TPC-H
-//! Q9's shape: 42K build keys, about 5% of probe rows match).
+//! Q9's shape: 42K build keys, about 5% of probe rows match); and of
+//! finding group ids: a batch of string keys against a table of 100K groups
+//! (db-benchmark q3's shape, past the L2 cache: the probes prefetch), and a
+//! batch of six keys too wide to pack into 16 bytes (q10's shape), encoded
+//! into fixed-width rows, inserted, and decoded back into columns.
 //!
 //! Run: `cargo bench --bench kernels`.
 
@@ -115,5 +119,72 @@ fn bench_join_kernels(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_join_kernels);
+fn bench_group_ids(c: &mut Criterion) {
+    use arrow::array::{Int64Array, StringViewArray};
+    use arrow::datatypes::DataType;
+    use sloth::kernels::hash_table::{GroupTable, KeyEncoder};
+    use sloth::kernels::packed_keys::NullKeys;
+
+    let ids = |n: usize, of: usize, width: usize| -> ArrayRef {
+        Arc::new(StringViewArray::from_iter_values(
+            (0..n).map(|i| format!("id{:0width$}", (i * 7919) % of + 1)),
+        ))
+    };
+    let ints = |n: usize, of: usize| -> ArrayRef {
+        Arc::new(Int64Array::from_iter_values(
+            (0..n).map(|i| ((i * 104_729) % of) as i64),
+        ))
+    };
+    let mut g = c.benchmark_group("group_ids");
+    g.throughput(Throughput::Elements(PROBE_ROWS as u64));
+
+    // 100K groups already in the table; every probe row finds its group.
+    let all = [ids(100_000, 100_000, 10)];
+    let probe = [ids(PROBE_ROWS, 100_000, 10)];
+    let enc = KeyEncoder::new(&[DataType::Utf8View], NullKeys::Group).unwrap();
+    let (mut hashes, mut groups) = (Vec::new(), Vec::new());
+    let mut table = GroupTable::new(&enc);
+    let kb = enc.encode(&all, &mut hashes).unwrap();
+    table.insert_batch(&enc, &kb, &hashes, &mut groups).unwrap();
+    let kb = enc.encode(&probe, &mut hashes).unwrap();
+    g.bench_function("packed_string_100k_groups", |bn| {
+        bn.iter(|| {
+            groups.clear();
+            table.insert_batch(&enc, &kb, &hashes, &mut groups).unwrap();
+            groups.len()
+        })
+    });
+
+    // Six keys (q10): nearly every row a new group of a fresh table.
+    let n = PROBE_ROWS;
+    let keys = [
+        ids(n, 100, 3),
+        ids(n, 97, 3),
+        ids(n, 100_000, 10),
+        ints(n, 100),
+        ints(n, 101),
+        ints(n, 100_003),
+    ];
+    let types: Vec<DataType> = keys.iter().map(|k| k.data_type().clone()).collect();
+    let enc = KeyEncoder::new(&types, NullKeys::Group).unwrap();
+    g.bench_function("wide_six_keys_encode_insert", |bn| {
+        bn.iter(|| {
+            let kb = enc.encode(&keys, &mut hashes).unwrap();
+            let mut table = GroupTable::new(&enc);
+            groups.clear();
+            table.insert_batch(&enc, &kb, &hashes, &mut groups).unwrap();
+            table.len()
+        })
+    });
+    let kb = enc.encode(&keys, &mut hashes).unwrap();
+    let mut table = GroupTable::new(&enc);
+    table.insert_batch(&enc, &kb, &hashes, &mut groups).unwrap();
+    assert!(!table.is_rows(), "six short keys take fixed-width rows");
+    g.bench_function("wide_six_keys_decode", |bn| {
+        bn.iter(|| table.key_columns(&enc, &types).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_join_kernels, bench_group_ids);
 criterion_main!(benches);

@@ -122,6 +122,31 @@ fn keys_that_stop_fitting_a_packed_key_midway_give_the_same_groups() {
 }
 
 #[test]
+fn keys_too_wide_to_pack_group_in_fixed_width_rows_then_byte_rows() {
+    // A string and two Int64s: past 16 bytes, so 64-byte key rows.
+    check(
+        "select l_shipmode, l_orderkey, l_partkey, count(*), sum(l_quantity) from lineitem group by l_shipmode, l_orderkey, l_partkey",
+        "wide keys",
+    );
+    // Null strings and integers among them form groups of their own.
+    check(
+        "select case when l_linenumber = 1 then null else l_shipmode end m, \
+                case when l_linenumber = 2 then null else l_suppkey end s, l_returnflag, \
+                l_linestatus, count(*), min(l_shipdate) from lineitem group by m, s, l_returnflag, l_linestatus",
+        "wide keys with nulls",
+    );
+    // Strings that outgrow their slot (22 bytes beside another string and
+    // two Int64s) part way: the tables move to byte rows.
+    let key = "case when l_orderkey < 30000 then l_shipmode else l_comment end";
+    check(
+        &format!(
+            "select {key} k, l_returnflag, l_orderkey, l_suppkey, count(*) from lineitem group by {key}, l_returnflag, l_orderkey, l_suppkey"
+        ),
+        "wide keys, then too long",
+    );
+}
+
+#[test]
 fn high_cardinality_groups_split_into_partitions_with_the_same_results() {
     // 60k groups: past a split threshold lowered to 16k, so thread tables
     // split into hash partitions and merge partition by partition.
@@ -142,6 +167,17 @@ fn high_cardinality_groups_split_into_partitions_with_the_same_results() {
     check(
         &format!("select {key} k, count(*), avg(l_quantity) from lineitem_small group by {key}"),
         "split, then keys too long to pack",
+    );
+    check(
+        "select l_orderkey, l_linenumber, l_shipmode, count(*), sum(l_quantity) from lineitem_small group by l_orderkey, l_linenumber, l_shipmode",
+        "split wide keys",
+    );
+    let key = "case when l_orderkey < 54000 then l_shipmode else l_comment end";
+    check(
+        &format!(
+            "select {key} k, l_returnflag, l_orderkey, l_linenumber, count(*) from lineitem_small group by {key}, l_returnflag, l_orderkey, l_linenumber"
+        ),
+        "split wide keys, then too long",
     );
 }
 

@@ -22,8 +22,10 @@ use arrow::datatypes::{DataType, Int64Type};
 use arrow::row::{RowConverter, Rows, SortField};
 use hashbrown::HashTable;
 
+use super::flat_table::{FlatKey, FlatTable, PREFETCH_DISTANCE, WideTable};
 use super::packed_keys::{NullKeys, PackedLayout};
 use super::range_keys::RangeLayout;
+use super::wide_keys::WideLayout;
 use crate::error::Result;
 
 /// Multiply-fold hash for 64-bit keys: good high and low bits, two instructions.
@@ -71,6 +73,9 @@ pub enum KeyEncoder {
     Int,
     /// Packed into a `u128` while every value fits, byte rows otherwise.
     Packed(PackedLayout, RowConverter),
+    /// Grouping keys too wide for a `u128`, in fixed-width byte rows of up
+    /// to 64 bytes while every value fits, arrow's byte rows otherwise.
+    Wide(WideLayout, RowConverter),
     /// Several integer join keys packed into one `i64` by the build side's
     /// value ranges ([`RangeLayout`]); encoded as [`KeyBatch::Int`].
     Ranges(RangeLayout),
@@ -84,6 +89,8 @@ pub enum KeyBatch {
     Int(ScalarBuffer<i64>, Option<NullBuffer>),
     /// Packed keys; `nulls` marks rows that match nothing (join keys only).
     Packed(Vec<u128>, Option<NullBuffer>),
+    /// Fixed-width key rows of `width` bytes, back to back (nulls inside).
+    Wide { rows: Vec<u8>, width: usize },
     /// Byte rows; `nulls` marks rows where any key is null.
     Rows(Rows, Option<NullBuffer>),
 }
@@ -97,10 +104,15 @@ impl KeyEncoder {
         }
         let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
         let rows = RowConverter::new(fields)?;
-        Ok(match PackedLayout::new(types, nulls) {
-            Some(layout) => KeyEncoder::Packed(layout, rows),
-            None => KeyEncoder::Rows(rows),
-        })
+        if let Some(layout) = PackedLayout::new(types, nulls) {
+            return Ok(KeyEncoder::Packed(layout, rows));
+        }
+        Ok(
+            match WideLayout::new(types).filter(|_| nulls == NullKeys::Group) {
+                Some(layout) => KeyEncoder::Wide(layout, rows),
+                None => KeyEncoder::Rows(rows),
+            },
+        )
     }
 
     /// The encoder for a join whose build side's keys are `build` (null
@@ -139,6 +151,15 @@ impl KeyEncoder {
                     None => encode_rows(conv, keys, hashes),
                 }
             }
+            KeyEncoder::Wide(layout, conv) => {
+                let mut rows = Vec::new();
+                if !layout.encode(keys, &mut rows)? {
+                    return encode_rows(conv, keys, hashes);
+                }
+                let width = layout.width();
+                hashes.extend(rows.chunks_exact(width).map(hash_bytes));
+                Ok(KeyBatch::Wide { rows, width })
+            }
             KeyEncoder::Rows(conv) => encode_rows(conv, keys, hashes),
         }
     }
@@ -152,7 +173,7 @@ impl KeyEncoder {
         hashes: &mut Vec<u64>,
     ) -> Result<KeyBatch> {
         match (self, table) {
-            (KeyEncoder::Packed(_, conv), GroupTable::Rows { .. }) => {
+            (KeyEncoder::Packed(_, conv) | KeyEncoder::Wide(_, conv), GroupTable::Rows { .. }) => {
                 hashes.clear();
                 encode_rows(conv, keys, hashes)
             }
@@ -184,7 +205,9 @@ impl KeyEncoder {
 
     fn converter(&self) -> &RowConverter {
         match self {
-            KeyEncoder::Packed(_, conv) | KeyEncoder::Rows(conv) => conv,
+            KeyEncoder::Packed(_, conv) | KeyEncoder::Wide(_, conv) | KeyEncoder::Rows(conv) => {
+                conv
+            }
             KeyEncoder::Int | KeyEncoder::Ranges(_) => {
                 unreachable!("integer keys have no row converter")
             }
@@ -205,24 +228,50 @@ fn int_keys(v: ScalarBuffer<i64>, nulls: Option<NullBuffer>, hashes: &mut Vec<u6
     KeyBatch::Int(v, nulls)
 }
 
-/// Appends the group of each of `rows` (`group_of` finds or creates it);
-/// runs of equal keys (sorted or clustered input) reuse the previous row's
-/// group without probing.
-#[inline]
-fn push_groups<K: Copy + PartialEq>(
-    rows: impl Iterator<Item = usize>,
-    key: impl Fn(usize) -> K,
-    mut group_of: impl FnMut(K, usize) -> u32,
+/// The group of `k` in `table`, added (with its key appended to `keys`,
+/// in group order) if new.
+#[inline(always)]
+fn insert_key<K: FlatKey>(table: &mut FlatTable<K>, keys: &mut Vec<K>, k: K, hash: u64) -> u32 {
+    let next = keys.len() as u32;
+    let g = table.find_or_insert(k, hash, next);
+    if g == next {
+        keys.push(k);
+    }
+    g
+}
+
+/// Appends the group of each of the `n` rows `row(0..n)` (`key` is `None`
+/// for a null key, whose group `null_group` gives), prefetching the slot of
+/// the row [`PREFETCH_DISTANCE`] ahead. Runs of equal keys (sorted or
+/// clustered input) reuse the previous row's group without probing.
+#[inline(always)]
+fn insert_flat<K: FlatKey + PartialEq>(
+    table: &mut FlatTable<K>,
+    keys: &mut Vec<K>,
+    (n, row): (usize, impl Fn(usize) -> usize),
+    key: impl Fn(usize) -> Option<K>,
+    hashes: &[u64],
+    mut null_group: impl FnMut(&mut Vec<K>) -> u32,
     groups: &mut Vec<u32>,
 ) {
+    groups.reserve(n);
     let mut prev: Option<(K, u32)> = None;
-    for i in rows {
-        let k = key(i);
-        let g = match prev {
-            Some((pk, pg)) if pk == k => pg,
-            _ => group_of(k, i),
+    for j in 0..n {
+        if j + PREFETCH_DISTANCE < n {
+            table.prefetch(hashes[row(j + PREFETCH_DISTANCE)]);
+        }
+        let i = row(j);
+        let g = match key(i) {
+            None => null_group(keys),
+            Some(k) => match prev {
+                Some((pk, pg)) if pk == k => pg,
+                _ => {
+                    let g = insert_key(table, keys, k, hashes[i]);
+                    prev = Some((k, g));
+                    g
+                }
+            },
         };
-        prev = Some((k, g));
         groups.push(g);
     }
 }
@@ -249,6 +298,7 @@ impl KeyBatch {
             KeyBatch::Int(_, n) | KeyBatch::Packed(_, n) | KeyBatch::Rows(_, n) => {
                 n.as_ref().is_some_and(|n| n.is_null(i))
             }
+            KeyBatch::Wide { .. } => false,
         }
     }
 }
@@ -258,17 +308,19 @@ pub enum GroupTable {
     /// Single integer keys, stored inline with their group id so a probe
     /// touches one cache line, and a rehash recomputes hashes from the keys.
     Int {
-        table: HashTable<(i64, u32)>,
+        table: FlatTable<i64>,
         /// Key of each group, in group order (0 for the null group).
         keys: Vec<i64>,
         null_group: Option<u32>,
     },
     /// Packed keys, stored inline with their group id.
     Packed {
-        table: HashTable<(u128, u32)>,
+        table: FlatTable<u128>,
         /// Key of each group, in group order.
         keys: Vec<u128>,
     },
+    /// Fixed-width key rows, kept in group order beside the table.
+    Wide(WideTable),
     /// Byte-row keys: the table holds group ids; keys live in one buffer.
     Rows {
         table: HashTable<u32>,
@@ -284,14 +336,15 @@ impl GroupTable {
     pub fn new(encoder: &KeyEncoder) -> Self {
         match encoder {
             KeyEncoder::Int | KeyEncoder::Ranges(_) => GroupTable::Int {
-                table: HashTable::new(),
+                table: FlatTable::default(),
                 keys: Vec::new(),
                 null_group: None,
             },
             KeyEncoder::Packed(..) => GroupTable::Packed {
-                table: HashTable::new(),
+                table: FlatTable::default(),
                 keys: Vec::new(),
             },
+            KeyEncoder::Wide(layout, _) => GroupTable::Wide(WideTable::new(layout.width())),
             KeyEncoder::Rows(_) => Self::new_rows(),
         }
     }
@@ -326,17 +379,19 @@ impl GroupTable {
         matches!(self, GroupTable::Rows { .. })
     }
 
-    /// Moves a packed table to byte rows, keeping every group's id; other
-    /// tables are left as they are.
+    /// Moves a packed or wide table to byte rows, keeping every group's id;
+    /// other tables are left as they are.
     pub fn into_rows(&mut self, encoder: &KeyEncoder) -> Result<()> {
-        let GroupTable::Packed { keys, .. } = self else {
-            return Ok(());
+        let columns = match (&*self, encoder) {
+            (GroupTable::Packed { keys, .. }, KeyEncoder::Packed(layout, _)) => {
+                layout.decode(keys)?
+            }
+            (GroupTable::Wide(t), KeyEncoder::Wide(layout, _)) => layout.decode(t.keys())?,
+            (GroupTable::Int { .. } | GroupTable::Rows { .. }, _) => return Ok(()),
+            _ => unreachable!("table built by another encoder"),
         };
-        let KeyEncoder::Packed(layout, conv) = encoder else {
-            unreachable!("packed table built by another encoder")
-        };
-        let columns = layout.decode(keys)?;
-        let mut hashes = Vec::with_capacity(keys.len());
+        let conv = encoder.converter();
+        let mut hashes = Vec::with_capacity(self.len());
         let KeyBatch::Rows(rows, _) = encode_rows(conv, &columns, &mut hashes)? else {
             unreachable!("encode_rows returns rows")
         };
@@ -354,13 +409,14 @@ impl GroupTable {
     pub fn reserve(&mut self, groups: usize) {
         match self {
             GroupTable::Int { table, keys, .. } => {
-                table.reserve(groups, |&(k, _)| hash_i64(k));
+                table.reserve(groups);
                 keys.reserve(groups);
             }
             GroupTable::Packed { table, keys } => {
-                table.reserve(groups, |&(k, _)| hash_u128(k));
+                table.reserve(groups);
                 keys.reserve(groups);
             }
+            GroupTable::Wide(table) => table.reserve(groups),
             GroupTable::Rows {
                 table,
                 hashes,
@@ -381,6 +437,7 @@ impl GroupTable {
         match self {
             GroupTable::Int { keys, .. } => keys.len(),
             GroupTable::Packed { keys, .. } => keys.len(),
+            GroupTable::Wide(table) => table.len(),
             GroupTable::Rows { hashes, .. } => hashes.len(),
         }
     }
@@ -403,6 +460,12 @@ impl GroupTable {
                 }
             }
             KeyBatch::Packed(keys, _) => self.insert_packed(keys[i], hash),
+            KeyBatch::Wide { rows, width } => {
+                let GroupTable::Wide(table) = self else {
+                    unreachable!("key batch encoded by another encoder")
+                };
+                table.find_or_insert(&rows[i * width..(i + 1) * width], hash)
+            }
             KeyBatch::Rows(rows, _) => self.insert_bytes(rows.row(i).as_ref(), hash),
         }
     }
@@ -420,43 +483,81 @@ impl GroupTable {
         hashes: &[u64],
         groups: &mut Vec<u32>,
     ) -> Result<()> {
-        self.insert_rows(encoder, keys, hashes, 0..hashes.len(), groups)
+        self.insert_rows(encoder, keys, hashes, None, groups)
     }
 
     /// As [`GroupTable::insert_batch`], for the rows `rows` of `keys` only
-    /// (one group appended per row, in that order).
+    /// (one group appended per row, in that order); `None` is every row.
     pub fn insert_rows(
         &mut self,
         encoder: &KeyEncoder,
         keys: &KeyBatch,
         hashes: &[u64],
-        rows: impl Iterator<Item = usize>,
+        rows: Option<&[u32]>,
         groups: &mut Vec<u32>,
     ) -> Result<()> {
         if matches!(keys, KeyBatch::Rows(..)) {
             self.into_rows(encoder)?;
         }
-        match keys {
-            KeyBatch::Int(values, nulls) => push_groups(
-                rows,
-                |i| (!nulls.as_ref().is_some_and(|n| n.is_null(i))).then(|| values[i]),
-                |k, i| match k {
-                    Some(k) => self.insert_int(k, hashes[i]),
-                    None => self.null_group(),
-                },
-                groups,
-            ),
-            KeyBatch::Packed(values, _) => push_groups(
-                rows,
-                |i| values[i],
-                |k, i| self.insert_packed(k, hashes[i]),
-                groups,
-            ),
-            KeyBatch::Rows(r, _) => {
-                groups.extend(rows.map(|i| self.insert_bytes(r.row(i).as_ref(), hashes[i])));
-            }
+        match rows {
+            None => self.insert_selected(keys, hashes, hashes.len(), |j| j, groups),
+            Some(r) => self.insert_selected(keys, hashes, r.len(), |j| r[j] as usize, groups),
         }
         Ok(())
+    }
+
+    /// Appends the group of rows `row(0..n)` of `keys`, in the table's form.
+    #[inline]
+    fn insert_selected(
+        &mut self,
+        keys: &KeyBatch,
+        hashes: &[u64],
+        n: usize,
+        row: impl Fn(usize) -> usize,
+        groups: &mut Vec<u32>,
+    ) {
+        match (self, keys) {
+            (
+                GroupTable::Int {
+                    table,
+                    keys,
+                    null_group,
+                },
+                KeyBatch::Int(values, nulls),
+            ) => {
+                let key =
+                    |i: usize| (!nulls.as_ref().is_some_and(|n| n.is_null(i))).then(|| values[i]);
+                let null = |keys: &mut Vec<i64>| {
+                    *null_group.get_or_insert_with(|| {
+                        keys.push(0);
+                        keys.len() as u32 - 1
+                    })
+                };
+                insert_flat(table, keys, (n, row), key, hashes, null, groups);
+            }
+            (GroupTable::Packed { table, keys }, KeyBatch::Packed(values, _)) => {
+                let key = |i: usize| Some(values[i]);
+                let null = |_: &mut Vec<u128>| unreachable!("packed keys hold their nulls");
+                insert_flat(table, keys, (n, row), key, hashes, null, groups);
+            }
+            (GroupTable::Wide(table), KeyBatch::Wide { rows, width }) => {
+                groups.reserve(n);
+                for j in 0..n {
+                    if j + PREFETCH_DISTANCE < n {
+                        table.prefetch(hashes[row(j + PREFETCH_DISTANCE)]);
+                    }
+                    let i = row(j);
+                    groups.push(table.find_or_insert(&rows[i * width..(i + 1) * width], hashes[i]));
+                }
+            }
+            (table @ GroupTable::Rows { .. }, KeyBatch::Rows(r, _)) => {
+                groups.extend((0..n).map(|j| {
+                    let i = row(j);
+                    table.insert_bytes(r.row(i).as_ref(), hashes[i])
+                }));
+            }
+            _ => unreachable!("key batch encoded by another encoder"),
+        }
     }
 
     #[inline]
@@ -464,15 +565,7 @@ impl GroupTable {
         let GroupTable::Packed { table, keys } = self else {
             unreachable!("key batch encoded by another encoder")
         };
-        match table.entry(hash, |&(key, _)| key == k, |&(key, _)| hash_u128(key)) {
-            hashbrown::hash_table::Entry::Occupied(o) => o.get().1,
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                let next = keys.len() as u32;
-                v.insert((k, next));
-                keys.push(k);
-                next
-            }
-        }
+        insert_key(table, keys, k, hash)
     }
 
     fn null_group(&mut self) -> u32 {
@@ -493,15 +586,7 @@ impl GroupTable {
         let GroupTable::Int { table, keys, .. } = self else {
             unreachable!("key batch encoded by another encoder")
         };
-        match table.entry(hash, |&(key, _)| key == k, |&(key, _)| hash_i64(key)) {
-            hashbrown::hash_table::Entry::Occupied(o) => o.get().1,
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                let next = keys.len() as u32;
-                v.insert((k, next));
-                keys.push(k);
-                next
-            }
-        }
+        insert_key(table, keys, k, hash)
     }
 
     #[inline]
@@ -547,6 +632,7 @@ impl GroupTable {
                 }
             }
             GroupTable::Packed { keys, .. } => hash_u128(keys[g as usize]),
+            GroupTable::Wide(table) => table.hash_of(g),
             GroupTable::Rows { hashes, .. } => hashes[g as usize],
         }
     }
@@ -568,6 +654,12 @@ impl GroupTable {
             GroupTable::Packed { keys, .. } => {
                 let k = keys[g as usize];
                 self.insert_packed(k, hash_u128(k))
+            }
+            GroupTable::Wide(theirs) => {
+                let GroupTable::Wide(table) = self else {
+                    unreachable!("tables of another encoder")
+                };
+                table.find_or_insert(theirs.key(g), theirs.hash_of(g))
             }
             GroupTable::Rows {
                 hashes,
@@ -607,9 +699,17 @@ impl GroupTable {
                     .map(|(c, t)| super::cast_if_needed(c, t))
                     .collect()
             }
+            (GroupTable::Wide(table), KeyEncoder::Wide(layout, _)) => {
+                let columns = layout.decode(table.keys())?;
+                columns
+                    .iter()
+                    .zip(types)
+                    .map(|(c, t)| super::cast_if_needed(c, t))
+                    .collect()
+            }
             (
                 GroupTable::Rows { data, offsets, .. },
-                KeyEncoder::Rows(_) | KeyEncoder::Packed(..),
+                KeyEncoder::Rows(_) | KeyEncoder::Packed(..) | KeyEncoder::Wide(..),
             ) => {
                 let conv = encoder.converter();
                 let parser = conv.parser();
@@ -624,47 +724,50 @@ impl GroupTable {
     /// `u32::MAX` where there is none; null keys never match. One match on
     /// the encoding per batch: the row loops below are monomorphic.
     pub fn find_all(&self, keys: &KeyBatch, hashes: &[u64], out: &mut Vec<u32>) {
-        fn each<K: Copy>(
+        fn each<K: FlatKey>(
+            table: &FlatTable<K>,
             values: &[K],
             nulls: &Option<NullBuffer>,
             hashes: &[u64],
             out: &mut Vec<u32>,
-            find: impl Fn(K, u64) -> Option<u32>,
         ) {
-            match nulls.as_ref().filter(|n| n.null_count() > 0) {
-                None => out.extend(
-                    values
-                        .iter()
-                        .zip(hashes)
-                        .map(|(&k, &h)| find(k, h).unwrap_or(u32::MAX)),
-                ),
-                Some(n) => {
-                    out.extend(values.iter().zip(hashes).enumerate().map(|(i, (&k, &h))| {
-                        if n.is_null(i) {
-                            u32::MAX
-                        } else {
-                            find(k, h).unwrap_or(u32::MAX)
-                        }
-                    }))
+            let nulls = nulls.as_ref().filter(|n| n.null_count() > 0);
+            let n = hashes.len();
+            out.extend((0..n).map(|i| {
+                if i + PREFETCH_DISTANCE < n {
+                    table.prefetch(hashes[i + PREFETCH_DISTANCE]);
                 }
-            }
+                if nulls.is_some_and(|m| m.is_null(i)) {
+                    u32::MAX
+                } else {
+                    table.find(values[i], hashes[i]).unwrap_or(u32::MAX)
+                }
+            }));
         }
         out.clear();
         out.reserve(hashes.len());
         match (self, keys) {
             (GroupTable::Int { table, .. }, KeyBatch::Int(a, nulls)) => {
-                each(a, nulls, hashes, out, |k, h| {
-                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
-                })
+                each(table, a, nulls, hashes, out)
             }
             (GroupTable::Packed { table, .. }, KeyBatch::Packed(a, nulls)) => {
-                each(a, nulls, hashes, out, |k, h| {
-                    table.find(h, |&(key, _)| key == k).map(|&(_, g)| g)
-                })
+                each(table, a, nulls, hashes, out)
             }
             _ => out.extend(
                 (0..hashes.len()).map(|i| self.find(keys, hashes[i], i).unwrap_or(u32::MAX)),
             ),
+        }
+    }
+
+    /// Asks the CPU to fetch where a probe for `hash` starts (integer and
+    /// packed tables; byte-row tables keep their buckets private).
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        match self {
+            GroupTable::Int { table, .. } => table.prefetch(hash),
+            GroupTable::Packed { table, .. } => table.prefetch(hash),
+            GroupTable::Wide(table) => table.prefetch(hash),
+            GroupTable::Rows { .. } => {}
         }
     }
 
@@ -675,13 +778,10 @@ impl GroupTable {
             return None;
         }
         match (self, keys) {
-            (GroupTable::Int { table, .. }, KeyBatch::Int(a, _)) => {
-                let k = a[i];
-                table.find(hash, |&(key, _)| key == k).map(|&(_, g)| g)
-            }
-            (GroupTable::Packed { table, .. }, KeyBatch::Packed(a, _)) => {
-                let k = a[i];
-                table.find(hash, |&(key, _)| key == k).map(|&(_, g)| g)
+            (GroupTable::Int { table, .. }, KeyBatch::Int(a, _)) => table.find(a[i], hash),
+            (GroupTable::Packed { table, .. }, KeyBatch::Packed(a, _)) => table.find(a[i], hash),
+            (GroupTable::Wide(table), KeyBatch::Wide { rows, width }) => {
+                table.find(&rows[i * width..(i + 1) * width], hash)
             }
             (
                 GroupTable::Rows {

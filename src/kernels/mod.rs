@@ -4,12 +4,14 @@
 pub mod accumulators;
 pub mod bloom;
 pub mod eval;
+pub mod flat_table;
 pub mod fused;
 pub mod hash_table;
 pub mod like;
 pub mod packed_keys;
 pub mod range_keys;
 pub mod strings;
+pub mod wide_keys;
 
 use arrow::array::ArrayRef;
 use arrow::datatypes::DataType;

@@ -233,7 +233,7 @@ impl Spec<'_> {
             let part = &mut p.parts[0];
             p.groups.clear();
             let table = part.table.as_mut().expect("keyed");
-            table.insert_rows(encoder, &encoded, &p.hashes, selected(), &mut p.groups)?;
+            table.insert_rows(encoder, &encoded, &p.hashes, Some(rows), &mut p.groups)?;
             update_accs(part, &values, rows, &p.groups)?;
             return self.split_if_large(p);
         }
@@ -265,13 +265,7 @@ impl Spec<'_> {
             }
             p.groups.clear();
             let table = part.table.as_mut().expect("keyed");
-            table.insert_rows(
-                encoder,
-                &encoded,
-                &p.hashes,
-                bucket.iter().map(|&r| r as usize),
-                &mut p.groups,
-            )?;
+            table.insert_rows(encoder, &encoded, &p.hashes, Some(bucket), &mut p.groups)?;
             update_accs(part, &values, bucket, &p.groups)?;
         }
         Ok(())
@@ -435,9 +429,14 @@ impl Spec<'_> {
 
     /// `whole`'s groups dealt into [`PARTITIONS`] parts by hash.
     fn split(&self, whole: Part) -> Result<Vec<Part>> {
+        // Each part's share of the groups, with room for the spread.
+        let share = table_len(&whole) / PARTITIONS * 9 / 8;
         (0..PARTITIONS)
             .map(|q| {
                 let mut part = self.part(whole.table.as_ref())?;
+                if let Some(t) = &mut part.table {
+                    t.reserve(share);
+                }
                 self.merge_into(&mut part, &whole, q, PARTITIONS)?;
                 Ok(part)
             })
@@ -650,6 +649,12 @@ fn merge_partitioned(
                     .expect("a part per thread")
             };
             let mut base = parts.remove(base);
+            // Room for every other group at once: growing by doubling
+            // copies the keys into fresh pages each time.
+            let more: usize = parts.iter().map(table_len).sum();
+            if let Some(t) = &mut base.table {
+                t.reserve(more);
+            }
             for other in &parts {
                 spec.merge_into(&mut base, other, 0, 1)?;
             }

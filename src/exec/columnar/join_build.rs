@@ -12,6 +12,7 @@ use arrow::buffer::BooleanBuffer;
 use rayon::prelude::*;
 
 use crate::kernels::bloom::BloomFilter;
+use crate::kernels::flat_table::PREFETCH_DISTANCE;
 use crate::kernels::hash_table::{GroupTable, KeyBatch, KeyEncoder, partition_of};
 
 /// No row.
@@ -190,8 +191,15 @@ impl BuildTable {
             table.find_all(keys, hashes, out);
         } else {
             // Group ids of partition p's table start at `offsets[p]` in `head`.
+            // Each probe's slot is fetched a few rows ahead, so the misses
+            // of a table past the caches overlap.
             out.clear();
-            out.extend((0..hashes.len()).map(find));
+            out.extend((0..hashes.len()).map(|i| {
+                if let Some(&h) = hashes.get(i + PREFETCH_DISTANCE) {
+                    self.tables[partition_of(h, parts)].prefetch(h);
+                }
+                find(i)
+            }));
         }
         let last_row = (self.next.len() as u32).wrapping_sub(1);
         for g in out.iter_mut() {
