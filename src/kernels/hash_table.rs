@@ -1,20 +1,26 @@
 //! Key encoding and the hash table shared by hash aggregation and hash join.
 //!
-//! Keys take one of three forms, chosen per operator from the key types:
+//! Keys take one of four forms, chosen per operator from the key types:
 //! - a single integer-like key (ints, dates) is hashed and compared as `i64`
 //!   with no per-row indirection;
 //! - a few small integers and short strings are packed into one `u128`
 //!   ([`PackedLayout`]) and hashed and compared as such;
+//! - grouping keys of integers and strings too wide for that take
+//!   fixed-width rows of up to 64 bytes ([`WideLayout`]);
 //! - anything else (floats, decimals, long strings, many keys) is encoded
 //!   by arrow's [`RowConverter`] into comparable byte rows.
 //!
-//! A packed table whose batch holds a string too long for its slot moves to
-//! byte rows once, keeping its group ids ([`GroupTable::insert_batch`]).
+//! A packed or wide table whose batch holds a string too long for its slot
+//! moves to byte rows once, keeping its group ids
+//! ([`GroupTable::insert_batch`]).
 //!
 //! [`GroupTable`] maps keys to dense group ids `0..n`. Integer and packed
-//! keys sit in the table next to their id (one cache miss per probe);
-//! byte-row keys live in one flat buffer and the table holds ids. A new
-//! group costs no allocation beyond amortized vector growth.
+//! keys sit in a flat open-addressing table next to their id
+//! ([`FlatTable`]: one cache miss per probe, prefetched a few rows ahead in
+//! the batch loops); wide keys live in group order beside a table of ids
+//! and hash tags ([`WideTable`]); byte-row keys in one flat buffer beside a
+//! hashbrown table of ids. A new group costs no allocation beyond amortized
+//! vector growth.
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::buffer::{NullBuffer, ScalarBuffer};

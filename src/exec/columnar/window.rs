@@ -12,6 +12,9 @@
 //! With a per-partition `limit` (the planner sets it under a
 //! `row_number() <= k` filter), each partition only selects its first `k`
 //! rows (`select_nth_unstable`) and sorts those, and only they are output.
+//! A large input is first cut down in parallel: each thread keeps, of a
+//! range of rows, the first `k` of every partition in that range
+//! ([`preselect`]), and the window runs over what the threads kept.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
