@@ -28,13 +28,38 @@ use crate::error::Result;
 /// Bytes of a packed key.
 const KEY_BYTES: usize = 16;
 
-/// What one key column occupies in the packed key.
-#[derive(Debug, Clone)]
-enum Slot {
+/// What one key column occupies in a packed key (or a wide key row,
+/// [`super::wide_keys`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Slot {
     /// An integer-like value, truncated to `bytes` (its type's width).
     Int { bytes: u32, signed: bool },
     /// A string: length in the slot's first byte, then up to `max_len` bytes.
     Str { max_len: usize },
+}
+
+impl Slot {
+    /// The slot of a key of type `t` (integer-like or string), a string
+    /// taking `str_bytes` bytes with its length.
+    pub(crate) fn of(t: &DataType, str_bytes: usize) -> Slot {
+        match t {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Slot::Str {
+                max_len: str_bytes - 1,
+            },
+            _ => Slot::Int {
+                bytes: int_width(t),
+                signed: !is_unsigned(t),
+            },
+        }
+    }
+
+    /// Bytes the slot takes.
+    pub(crate) fn size(self) -> usize {
+        match self {
+            Slot::Int { bytes, .. } => bytes as usize,
+            Slot::Str { max_len } => max_len + 1,
+        }
+    }
 }
 
 /// How null keys are packed.
@@ -89,24 +114,9 @@ impl PackedLayout {
         let slots = types
             .iter()
             .map(|t| {
-                let slot = match t {
-                    Utf8 | LargeUtf8 | Utf8View => Slot::Str {
-                        max_len: str_bytes - 1,
-                    },
-                    Boolean | UInt8 | UInt16 | UInt32 => Slot::Int {
-                        bytes: int_width(t),
-                        signed: false,
-                    },
-                    _ => Slot::Int {
-                        bytes: int_width(t),
-                        signed: true,
-                    },
-                };
+                let slot = Slot::of(t, str_bytes);
                 let at = offset;
-                offset += 8 * match slot {
-                    Slot::Int { bytes, .. } => bytes,
-                    Slot::Str { .. } => str_bytes as u32,
-                };
+                offset += 8 * slot.size() as u32;
                 (slot, at)
             })
             .collect();
@@ -222,7 +232,17 @@ impl PackedLayout {
     }
 }
 
-fn int_width(t: &DataType) -> u32 {
+/// True for the unsigned integer-like key types (whose packed bytes are
+/// not sign-extended when read back).
+pub(crate) fn is_unsigned(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Boolean | DataType::UInt8 | DataType::UInt16 | DataType::UInt32
+    )
+}
+
+/// Bytes an integer-like key of type `t` takes packed (its type's width).
+pub(crate) fn int_width(t: &DataType) -> u32 {
     use DataType::*;
     match t {
         Boolean | Int8 | UInt8 => 1,

@@ -26,28 +26,12 @@ use arrow::array::{Array, ArrayRef, AsArray, GenericStringBuilder, Int64Array};
 use arrow::buffer::{NullBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, Int64Type};
 
+use super::hash_table::is_int_key;
+use super::packed_keys::{Slot, int_width};
 use crate::error::{Result, SlothError};
 
 /// Widest key row, in bytes.
 pub const MAX_WIDTH: usize = 64;
-
-/// What one key column occupies in a key row.
-#[derive(Debug, Clone, Copy)]
-enum Slot {
-    /// An integer-like value in its type's width, little-endian.
-    Int { bytes: usize, signed: bool },
-    /// A string: its length in the first byte, then up to `max_len` bytes.
-    Str { max_len: usize },
-}
-
-impl Slot {
-    fn size(self) -> usize {
-        match self {
-            Slot::Int { bytes, .. } => bytes,
-            Slot::Str { max_len } => max_len + 1,
-        }
-    }
-}
 
 /// Where each key column sits in a fixed-width key row.
 #[derive(Debug, Clone)]
@@ -72,11 +56,8 @@ impl WideLayout {
         let mut strings = 0;
         for t in types {
             match t {
-                Boolean | Int8 | UInt8 => int_bytes += 1,
-                Int16 | UInt16 => int_bytes += 2,
-                Int32 | UInt32 | Date32 => int_bytes += 4,
-                Int64 | Date64 | Timestamp(..) => int_bytes += 8,
                 Utf8 | LargeUtf8 | Utf8View => strings += 1,
+                t if *t == Boolean || is_int_key(t) => int_bytes += int_width(t) as usize,
                 _ => return None,
             }
         }
@@ -97,27 +78,7 @@ impl WideLayout {
         let slots = types
             .iter()
             .map(|t| {
-                let slot = match t {
-                    Utf8 | LargeUtf8 | Utf8View => Slot::Str {
-                        max_len: str_bytes - 1,
-                    },
-                    Boolean | Int8 | UInt8 => Slot::Int {
-                        bytes: 1,
-                        signed: !matches!(t, Boolean | UInt8),
-                    },
-                    Int16 | UInt16 => Slot::Int {
-                        bytes: 2,
-                        signed: *t == Int16,
-                    },
-                    Int32 | UInt32 | Date32 => Slot::Int {
-                        bytes: 4,
-                        signed: *t != UInt32,
-                    },
-                    _ => Slot::Int {
-                        bytes: 8,
-                        signed: true,
-                    },
-                };
+                let slot = Slot::of(t, str_bytes);
                 at += slot.size();
                 (slot, at - slot.size())
             })
@@ -190,9 +151,9 @@ impl WideLayout {
                         let values: ScalarBuffer<i64> = (0..n)
                             .map(|i| {
                                 let mut b = [0u8; 8];
-                                b[..bytes].copy_from_slice(row(i));
+                                b[..bytes as usize].copy_from_slice(row(i));
                                 let v = u64::from_le_bytes(b);
-                                let unused = 64 - 8 * bytes as u32;
+                                let unused = 64 - 8 * bytes;
                                 if signed && unused > 0 {
                                     ((v << unused) as i64) >> unused
                                 } else {
@@ -249,27 +210,25 @@ fn put_strings(col: &ArrayRef, max_len: usize, out: &mut [u8], w: usize, at: usi
                 }
             }
         }
-        DataType::Utf8 => {
-            let a = col.as_string::<i32>();
-            for (i, s) in a.iter().enumerate() {
-                let s = s.unwrap_or_default().as_bytes();
-                if s.len() > max_len {
-                    return false;
-                }
-                put(i, s);
-            }
-        }
-        DataType::LargeUtf8 => {
-            let a = col.as_string::<i64>();
-            for (i, s) in a.iter().enumerate() {
-                let s = s.unwrap_or_default().as_bytes();
-                if s.len() > max_len {
-                    return false;
-                }
-                put(i, s);
-            }
-        }
+        DataType::Utf8 => return put_offset_strings(col.as_string::<i32>(), max_len, put),
+        DataType::LargeUtf8 => return put_offset_strings(col.as_string::<i64>(), max_len, put),
         other => unreachable!("wide layout admitted a {other} key as a string"),
+    }
+    true
+}
+
+/// [`put_strings`] for strings with offsets.
+fn put_offset_strings<O: arrow::array::OffsetSizeTrait>(
+    a: &arrow::array::GenericStringArray<O>,
+    max_len: usize,
+    mut put: impl FnMut(usize, &[u8]),
+) -> bool {
+    for (i, s) in a.iter().enumerate() {
+        let s = s.unwrap_or_default().as_bytes();
+        if s.len() > max_len {
+            return false;
+        }
+        put(i, s);
     }
     true
 }
