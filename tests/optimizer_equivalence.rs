@@ -354,3 +354,26 @@ fn semi_join_rules_and_implied_predicates_return_the_same_rows() {
         assert_eq!(reference, optimized.to_sorted_csv().unwrap(), "{rule}");
     }
 }
+
+/// Found by the property test: a third join of the same table names its
+/// columns past two earlier copies (`qs_right_right`); pruning the lower
+/// joins' outputs must keep the names those suffixes were counted past.
+#[test]
+fn repeated_self_joins_keep_their_suffixed_names_when_pruned() {
+    let empty: Vec<(Option<i64>, Option<i64>, Option<u8>)> = vec![];
+    let rows = [(Some(1), Some(1), Some(0)), (Some(1), None, Some(1))];
+    for (left, third) in [(&empty[..], &empty[..]), (&rows[..], &rows[..])] {
+        let (third, other) = (table(third, "q"), table(&empty, "r"));
+        let mut lf = table(left, "");
+        for s in [
+            Step::JoinThird(0),
+            Step::JoinThird(0),
+            Step::JoinThird(0),
+            Step::GroupBy,
+        ] {
+            lf = apply(lf, &s, &other, &third);
+        }
+        let reference = lf.collect_unoptimized().unwrap().to_sorted_csv().unwrap();
+        assert_eq!(lf.collect().unwrap().to_sorted_csv().unwrap(), reference);
+    }
+}

@@ -179,12 +179,16 @@ impl Pruner {
                         rneed.insert(rs.field(i - n_left).name().clone());
                     }
                 }
-                // Keep name clashes so the right side's suffixes stay the same.
+                // Keep name clashes so the right side's suffixes stay the same:
+                // a right `x` is named past every left `x`, `x_right`, ...
+                // in turn, so all of those stay.
                 if how.outputs_right() || filter.is_some() {
-                    for f in ls.fields() {
-                        if rs.field_with_name(f.name()).is_ok() {
-                            lneed.insert(f.name().clone());
-                            rneed.insert(f.name().clone());
+                    for r in rs.fields() {
+                        let mut name = r.name().clone();
+                        while ls.field_with_name(&name).is_ok() {
+                            lneed.insert(name.clone());
+                            rneed.insert(r.name().clone());
+                            name.push_str(crate::plan::RIGHT_SUFFIX);
                         }
                     }
                 }
