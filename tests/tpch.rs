@@ -112,3 +112,37 @@ fn every_query_over_parquet_files() {
         check_in(parquet_ctx(), &format!("q{q:02}"), "parquet");
     }
 }
+
+/// Scans that read the same columns of a file (Q2's and Q11's `partsupp`,
+/// Q17's and Q21's `lineitem`) share their decompressed pages
+/// (`io/shared_pages.rs`): the later scans say so, the answers stay
+/// DuckDB's, and a second execution of the same plan, whose pages start
+/// afresh, returns the same rows.
+#[test]
+fn repeated_scans_share_pages_and_keep_their_answers() {
+    use sloth::exec::{ExecContext, execute_with};
+    let dir = env!("CARGO_MANIFEST_DIR");
+    for q in ["q02", "q11", "q17", "q21"] {
+        check_in(parquet_ctx(), q, "parquet, shared pages");
+        let sql = std::fs::read_to_string(format!("{dir}/queries/tpch/{q}.sql")).unwrap();
+        let plan = parquet_ctx()
+            .sql(sql.trim().trim_end_matches(';'))
+            .unwrap()
+            .physical_plan()
+            .unwrap();
+        let ctx = ExecContext::default();
+        let rows = |ctx: &ExecContext| {
+            let batches = execute_with(&plan, ctx).unwrap();
+            common::rows_of(&DataFrame::new(plan.schema(), batches))
+        };
+        let first = rows(&ctx);
+        let shared: Vec<String> = ctx
+            .metrics()
+            .into_iter()
+            .map(|m| m.extra)
+            .filter(|n| n.contains("pages_shared="))
+            .collect();
+        assert!(!shared.is_empty(), "{q}: no scan shared pages");
+        assert_eq!(rows(&ctx), first, "{q}: second execution");
+    }
+}

@@ -65,6 +65,9 @@ pub struct ExecContext {
     /// Subplans that occur more than once, and their results.
     /// Replaced at the start of every execution: results never outlive it.
     shared: Mutex<std::sync::Arc<shared::SharedResults>>,
+    /// Decompressed pages of columns that several scans read; replaced at
+    /// the start of every execution too.
+    pages: Mutex<std::sync::Arc<crate::io::SharedPages>>,
 }
 
 impl Default for ExecContext {
@@ -76,11 +79,17 @@ impl Default for ExecContext {
             count_bytes: false,
             agg_split_groups: columnar::SPLIT_GROUPS,
             shared: Default::default(),
+            pages: Default::default(),
         }
     }
 }
 
 impl ExecContext {
+    /// The current execution's shared pages.
+    fn pages(&self) -> std::sync::Arc<crate::io::SharedPages> {
+        self.pages.lock().expect("shared pages lock").clone()
+    }
+
     /// A context that places group-by operators on `device`.
     pub fn with_device(device: Device) -> Self {
         ExecContext {
@@ -222,7 +231,12 @@ pub fn execute_with(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<Vec<Record
     let mut next_id = 0;
     *ctx.shared.lock().expect("shared results lock") =
         std::sync::Arc::new(shared::SharedResults::for_plan(plan));
-    run(plan, ctx, &mut next_id, 0).map(|(b, _)| b)
+    *ctx.pages.lock().expect("shared pages lock") =
+        std::sync::Arc::new(crate::io::SharedPages::for_plan(plan));
+    let out = run(plan, ctx, &mut next_id, 0).map(|(b, _)| b);
+    // The pages never outlive the execution.
+    *ctx.pages.lock().expect("shared pages lock") = Default::default();
+    out
 }
 
 /// Runs a node, or reuses the output of an identical subplan that already
@@ -290,7 +304,7 @@ fn run_node(
     ) = (plan, ctx.fuse)
     {
         let start = Instant::now();
-        if let Some(morsels) = columnar::MorselInput::stream(input)? {
+        if let Some(morsels) = columnar::MorselInput::stream(input, Some(&ctx.pages()))? {
             let morsels = morsels.selecting().with_codes_for(keys);
             let agg = columnar::hash_aggregate(&morsels, keys, aggs, schema, ctx.agg_split_groups)?;
             let out = agg.batches;
@@ -345,7 +359,7 @@ fn run_node(
         let (built_batches, built_time) = run(built, ctx, &mut built_id.clone(), depth + 1)?;
         let built_rows: usize = built_batches.iter().map(|b| b.num_rows()).sum();
         if built_rows <= estimate
-            && let Some(mut morsels) = columnar::MorselInput::stream(streamed)?
+            && let Some(mut morsels) = columnar::MorselInput::stream(streamed, Some(&ctx.pages()))?
         {
             let start = Instant::now();
             let build = columnar::JoinSide {
@@ -406,9 +420,9 @@ fn run_node(
     Ok((out, child_time + self_time))
 }
 
-/// A scan's row-group counters (`row_groups=N pruned=M`, then pages skipped
-/// and row groups read late-materialized when there were any), or "" for
-/// other operators.
+/// A scan's row-group counters (`row_groups=N pruned=M`, then pages skipped,
+/// row groups read late-materialized and pages another scan decompressed,
+/// when there were any), or "" for other operators.
 fn scan_counters(plan: &PhysicalPlan) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let PhysicalPlan::Scan { metrics, .. } = plan else {
@@ -429,6 +443,10 @@ fn scan_counters(plan: &PhysicalPlan) -> String {
     let late = metrics.late_materialized_row_groups.load(Relaxed);
     if late > 0 {
         s += &format!(" late_materialized={late}");
+    }
+    let shared = metrics.pages_shared.load(Relaxed);
+    if shared > 0 {
+        s += &format!(" pages_shared={shared}");
     }
     s
 }

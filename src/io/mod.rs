@@ -12,6 +12,7 @@ mod filter;
 mod page_decode;
 mod page_reader;
 mod parquet;
+mod shared_pages;
 mod sink;
 
 use std::fmt;
@@ -29,6 +30,7 @@ pub use self::filter::{
     LATE_MATERIALIZATION_MAX_SELECTIVITY, SELECTION_MIN_KEPT, ScanFilter, Selected,
 };
 pub use self::parquet::{ParquetScanMetrics, RowGroupUnit, row_group_may_match};
+pub use self::shared_pages::SharedPages;
 pub use sink::{write_csv, write_ipc, write_parquet};
 
 /// A piece of a scan that one thread reads on its own (a morsel source).
@@ -266,11 +268,14 @@ impl ScanSource {
     /// Splits the scan into units that can be read independently and in
     /// parallel: one per Parquet row group that statistics do not rule out
     /// (`filters` are over the projected schema), one per batch otherwise.
+    /// A Parquet file's columns that `pages` shares between scans keep
+    /// their decompressed pages there.
     pub fn units(
         &self,
         projection: Option<&[usize]>,
         filters: &[crate::physical::expr::PhysicalExpr],
         metrics: &Arc<ParquetScanMetrics>,
+        pages: Option<&SharedPages>,
     ) -> Result<Vec<ScanUnit>> {
         // A filter that is constant false or null (e.g. contradictory bounds): read nothing.
         let always_false = filters.iter().any(|f| {
@@ -288,7 +293,8 @@ impl ScanSource {
         };
         let batches = match self {
             ScanSource::Parquet { path, .. } => {
-                return parquet::units(path, projection, filters, metrics, out_schema);
+                let shared = pages.and_then(|p| p.file(path));
+                return parquet::units(path, projection, filters, metrics, out_schema, shared);
             }
             ScanSource::Csv {
                 path,
@@ -323,15 +329,17 @@ impl ScanSource {
     }
 
     /// Reads the given columns, keeping the rows that pass `filters` (all
-    /// units, in parallel, in order).
+    /// units, in parallel, in order), sharing pages through `pages` as
+    /// [`ScanSource::units`] does.
     pub fn read(
         &self,
         projection: Option<&[usize]>,
         filters: &[crate::physical::expr::PhysicalExpr],
         metrics: &Arc<ParquetScanMetrics>,
+        pages: Option<&SharedPages>,
     ) -> Result<Vec<RecordBatch>> {
         use rayon::prelude::*;
-        let units = self.units(projection, filters, metrics)?;
+        let units = self.units(projection, filters, metrics, pages)?;
         let filter = ScanFilter::new(filters.to_vec());
         let parts: Vec<Vec<RecordBatch>> = units
             .par_iter()

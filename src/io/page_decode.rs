@@ -48,6 +48,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::dict_codes::{DictCodes, Dictionary};
 use super::page_reader::Pages;
+use super::shared_pages::SharedColumn;
 use crate::error::{Result, SlothError};
 
 /// A projected column this module can decode: which leaf of the file, its
@@ -58,6 +59,15 @@ pub(super) struct FastColumn {
     physical: Physical,
     data_type: DataType,
     nullable: bool,
+    /// Its pages, when other scans of the execution read them too.
+    shared: Option<SharedColumn>,
+}
+
+impl FastColumn {
+    /// The column, its pages shared through `shared`.
+    pub(super) fn sharing(self, shared: Option<SharedColumn>) -> Self {
+        FastColumn { shared, ..self }
+    }
 }
 
 /// The column of root `root` as a [`FastColumn`], when it is flat, of a
@@ -106,6 +116,7 @@ pub(super) fn fast_column(
         physical,
         data_type: target.clone(),
         nullable: descr.max_def_level() == 1,
+        shared: None,
     })
 }
 
@@ -169,7 +180,7 @@ pub(super) fn decode_with_codes(
     }
     let chunk = row_group.column(column.leaf);
     let rows = row_group.num_rows() as usize;
-    let pages = Pages::new(file, chunk, rows)?;
+    let pages = Pages::new(file, chunk, rows, column.shared.as_ref())?;
     let name = chunk.column_descr().name().to_string();
     let corrupt = |msg: String| SlothError::Data(format!("Parquet column '{name}': {msg}"));
     let mut codes = Codes::wanted(want_codes, selected.map_or(rows, <[u32]>::len));

@@ -39,6 +39,8 @@ use parquet::column::page::Page;
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::serialized_reader::SerializedPageReader;
 
+use super::shared_pages::SharedColumn;
+
 type ReadResult<T> = std::result::Result<T, String>;
 
 /// The pages of a column chunk, from sloth's reader or the parquet crate's.
@@ -48,11 +50,14 @@ pub(super) enum Pages {
 }
 
 impl Pages {
-    /// The pages of `chunk` (of a row group of `rows` rows) in `file`.
+    /// The pages of `chunk` (of a row group of `rows` rows) in `file`;
+    /// with `shared`, decompressed pages are shared with the execution's
+    /// other scans of the column (sloth's reader only).
     pub(super) fn new(
         file: &Bytes,
         chunk: &ColumnChunkMetaData,
         rows: usize,
+        shared: Option<&SharedColumn>,
     ) -> parquet::errors::Result<Self> {
         let codec = match chunk.compression() {
             Compression::UNCOMPRESSED => Some(Codec::None),
@@ -72,6 +77,7 @@ impl Pages {
                 end: range.end,
                 codec,
                 values_left: chunk.num_values(),
+                shared: shared.cloned(),
             })),
             // Other codecs, and ranges the footer gets wrong (which the
             // parquet crate reports in its own words).
@@ -112,6 +118,7 @@ pub(super) struct ChunkPages {
     /// Values of data pages the footer announces and not read yet: the
     /// chunk ends when they are all read, even if bytes are left.
     values_left: i64,
+    shared: Option<SharedColumn>,
 }
 
 impl Iterator for ChunkPages {
@@ -169,9 +176,12 @@ impl ChunkPages {
         if levels > uncompressed || levels > body.len() {
             return Err("page levels longer than the page".into());
         }
-        let data = match compressed {
-            true => self.decompress(body, levels, uncompressed)?,
-            false => body,
+        let data = match (compressed, &self.shared) {
+            (false, _) => body,
+            (true, None) => self.decompress(body, levels, uncompressed)?,
+            (true, Some(shared)) => shared.page(&self.file, body_at, || {
+                self.decompress(body, levels, uncompressed)
+            })?,
         };
         match &mut page {
             Page::DictionaryPage { buf, .. } => *buf = data,
@@ -556,7 +566,7 @@ mod tests {
         for rg in reader.metadata().row_groups() {
             for chunk in rg.columns() {
                 let rows = rg.num_rows() as usize;
-                let ours: Vec<String> = Pages::new(&bytes, chunk, rows)
+                let ours: Vec<String> = Pages::new(&bytes, chunk, rows, None)
                     .unwrap()
                     .map(|p| describe(&p.unwrap()))
                     .collect();
@@ -602,7 +612,7 @@ mod tests {
         let bytes = file(props(WriterVersion::PARQUET_1_0, Compression::SNAPPY));
         let reader = SerializedFileReader::new(bytes.clone()).unwrap();
         let rg = reader.metadata().row_group(0);
-        let pages = Pages::new(&bytes, rg.column(0), rg.num_rows() as usize).unwrap();
+        let pages = Pages::new(&bytes, rg.column(0), rg.num_rows() as usize, None).unwrap();
         assert!(matches!(pages, Pages::Parquet(_)));
         same_pages_as_parquet(props(WriterVersion::PARQUET_1_0, Compression::SNAPPY));
     }
@@ -623,7 +633,7 @@ mod tests {
                 let mut b = bytes.to_vec();
                 b[at] = value;
                 let b = Bytes::from(b);
-                let pages = Pages::new(&b, chunk, rg.num_rows() as usize).unwrap();
+                let pages = Pages::new(&b, chunk, rg.num_rows() as usize, None).unwrap();
                 errors += pages.filter(|p| p.is_err()).count();
             }
         }

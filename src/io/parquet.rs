@@ -25,6 +25,7 @@ use super::dict_codes::DictCodes;
 use super::file_cache::FileCache;
 use super::filter::{FilteredColumns, ScanFilter, Selected};
 use super::page_decode;
+use super::shared_pages::FilePages;
 use super::{BATCH_SIZE, nullable_schema};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
@@ -45,6 +46,9 @@ pub struct ParquetScanMetrics {
     /// Row groups decoded filter columns first, the rest only for the rows
     /// that passed.
     pub late_materialized_row_groups: AtomicUsize,
+    /// Pages another scan of the execution had decompressed already
+    /// ([`super::SharedPages`]).
+    pub pages_shared: AtomicUsize,
 }
 
 fn not_parquet(path: &Path, e: impl std::fmt::Display) -> SlothError {
@@ -181,6 +185,8 @@ pub struct RowGroupUnit {
     /// some pages out.
     selection: Option<RowSelection>,
     metrics: Arc<ParquetScanMetrics>,
+    /// The file's columns whose decompressed pages other scans share.
+    shared: Option<Arc<FilePages>>,
 }
 
 impl RowGroupUnit {
@@ -299,7 +305,13 @@ impl RowGroupUnit {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                page_decode::fast_column(descr, self.file_root(i), f.data_type(), row_group)
+                let root = self.file_root(i);
+                let shared = self
+                    .shared
+                    .as_ref()
+                    .and_then(|s| s.column(root, &self.metrics));
+                page_decode::fast_column(descr, root, f.data_type(), row_group)
+                    .map(|c| c.sharing(shared))
             })
             .collect();
         if fast.iter().all(Option::is_none) {
@@ -581,6 +593,7 @@ pub(super) fn units(
     filters: &[PhysicalExpr],
     metrics: &Arc<ParquetScanMetrics>,
     schema: SchemaRef,
+    shared: Option<Arc<FilePages>>,
 ) -> Result<Vec<super::ScanUnit>> {
     // The page index is only worth loading when there is something to prune.
     let (bytes, metadata) = load_metadata(path, !filters.is_empty())?;
@@ -620,6 +633,7 @@ pub(super) fn units(
             schema: schema.clone(),
             selection,
             metrics: metrics.clone(),
+            shared: shared.clone(),
         }));
     }
     metrics

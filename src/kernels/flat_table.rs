@@ -17,6 +17,16 @@
 /// enough to cover a memory miss at a few nanoseconds per probe.
 pub const PREFETCH_DISTANCE: usize = 16;
 
+/// In a batch loop at position `j` of `n`, hands `fetch` the hash of the
+/// position [`PREFETCH_DISTANCE`] ahead (`hash_at` maps a position to its
+/// row's hash), so the probe loops share one look-ahead rule.
+#[inline(always)]
+pub fn prefetch_ahead(j: usize, n: usize, hash_at: impl Fn(usize) -> u64, fetch: impl FnOnce(u64)) {
+    if j + PREFETCH_DISTANCE < n {
+        fetch(hash_at(j + PREFETCH_DISTANCE));
+    }
+}
+
 /// A key a [`FlatTable`] holds: its stored form and its hash, which must be
 /// the hash the caller probes with (the table recomputes it when it grows).
 pub trait FlatKey: Copy {
@@ -63,6 +73,45 @@ const MIN_SLOTS: usize = 16;
 struct Slot<S> {
     key: S,
     group: u32,
+}
+
+impl<S> Slot<S> {
+    #[inline(always)]
+    fn free(&self) -> bool {
+        self.group == EMPTY
+    }
+}
+
+/// A wide table's slot, `[hash >> 32, group]`.
+type WideSlot = [u32; 2];
+
+#[inline(always)]
+fn wide_free(s: &WideSlot) -> bool {
+    s[1] == EMPTY
+}
+
+/// Probes `slots` linearly from `hash`'s low bits: `Ok` with the first slot
+/// that `matches`, or `Err` with the first free one, whichever comes first.
+/// The tables never fill past half, so a free slot always ends the walk.
+#[inline(always)]
+fn probe<S>(
+    slots: &[S],
+    mask: usize,
+    hash: u64,
+    free: impl Fn(&S) -> bool,
+    matches: impl Fn(&S) -> bool,
+) -> Result<usize, usize> {
+    let mut i = hash as usize & mask;
+    loop {
+        let s = &slots[i];
+        if free(s) {
+            return Err(i);
+        }
+        if matches(s) {
+            return Ok(i);
+        }
+        i = (i + 1) & mask;
+    }
 }
 
 /// Fixed-width keys to group ids, by open addressing with linear probing.
@@ -114,11 +163,14 @@ impl<K: FlatKey> FlatTable<K> {
         let old = std::mem::replace(self, Self::with_slots(n));
         self.len = old.len;
         for s in old.slots.into_iter().filter(|s| s.group != EMPTY) {
-            let mut i = K::hash_stored(s.key) as usize & self.mask;
-            while self.slots[i].group != EMPTY {
-                i = (i + 1) & self.mask;
-            }
-            self.slots[i] = s;
+            let free = probe(
+                &self.slots,
+                self.mask,
+                K::hash_stored(s.key),
+                Slot::free,
+                |_| false,
+            );
+            self.slots[free.unwrap_err()] = s;
         }
     }
 
@@ -132,17 +184,8 @@ impl<K: FlatKey> FlatTable<K> {
     #[inline]
     pub fn find(&self, key: K, hash: u64) -> Option<u32> {
         let k = key.store();
-        let mut i = hash as usize & self.mask;
-        loop {
-            let s = &self.slots[i];
-            if s.group == EMPTY {
-                return None;
-            }
-            if s.key == k {
-                return Some(s.group);
-            }
-            i = (i + 1) & self.mask;
-        }
+        let at = probe(&self.slots, self.mask, hash, Slot::free, |s| s.key == k);
+        at.ok().map(|i| self.slots[i].group)
     }
 
     /// The group of `key`; if not held, it is added with group `next`
@@ -153,21 +196,16 @@ impl<K: FlatKey> FlatTable<K> {
             self.resize(self.slots.len() * 2);
         }
         let k = key.store();
-        let mut i = hash as usize & self.mask;
-        loop {
-            let s = &mut self.slots[i];
-            if s.group == EMPTY {
-                *s = Slot {
+        match probe(&self.slots, self.mask, hash, Slot::free, |s| s.key == k) {
+            Ok(i) => self.slots[i].group,
+            Err(free) => {
+                self.slots[free] = Slot {
                     key: k,
                     group: next,
                 };
                 self.len += 1;
-                return next;
+                next
             }
-            if s.key == k {
-                return s.group;
-            }
-            i = (i + 1) & self.mask;
         }
     }
 }
@@ -177,8 +215,8 @@ impl<K: FlatKey> FlatTable<K> {
 /// first, so a probe reads a key only when they agree); the keys, back to
 /// back, and their hashes are kept in group order.
 pub struct WideTable {
-    /// `[hash >> 32, group]`, the group [`EMPTY`] in a free slot.
-    slots: Vec<[u32; 2]>,
+    /// The group [`EMPTY`] in a free slot.
+    slots: Vec<WideSlot>,
     mask: usize,
     /// Bytes per key.
     width: usize,
@@ -240,11 +278,8 @@ impl WideTable {
         self.slots = vec![[0, EMPTY]; n];
         self.mask = n - 1;
         for (g, &h) in self.hashes.iter().enumerate() {
-            let mut i = h as usize & self.mask;
-            while self.slots[i][1] != EMPTY {
-                i = (i + 1) & self.mask;
-            }
-            self.slots[i] = [(h >> 32) as u32, g as u32];
+            let free = probe(&self.slots, self.mask, h, wide_free, |_| false);
+            self.slots[free.unwrap_err()] = [(h >> 32) as u32, g as u32];
         }
     }
 
@@ -257,18 +292,21 @@ impl WideTable {
     /// The group of `key`, if held.
     #[inline]
     pub fn find(&self, key: &[u8], hash: u64) -> Option<u32> {
+        let at = probe(
+            &self.slots,
+            self.mask,
+            hash,
+            wide_free,
+            self.holds(key, hash),
+        );
+        at.ok().map(|i| self.slots[i][1])
+    }
+
+    /// Whether a used slot holds `key`: its hash tag agrees, then its bytes.
+    #[inline(always)]
+    fn holds<'a>(&'a self, key: &'a [u8], hash: u64) -> impl Fn(&WideSlot) -> bool + 'a {
         let tag = (hash >> 32) as u32;
-        let mut i = hash as usize & self.mask;
-        loop {
-            let [t, g] = self.slots[i];
-            if g == EMPTY {
-                return None;
-            }
-            if t == tag && self.key(g) == key {
-                return Some(g);
-            }
-            i = (i + 1) & self.mask;
-        }
+        move |&[t, g]| t == tag && self.key(g) == key
     }
 
     /// The group of `key`, added as the next group if not held.
@@ -277,21 +315,21 @@ impl WideTable {
         if (self.len() + 1) * 2 > self.slots.len() {
             self.resize(self.slots.len() * 2);
         }
-        let tag = (hash >> 32) as u32;
-        let mut i = hash as usize & self.mask;
-        loop {
-            let [t, g] = self.slots[i];
-            if g == EMPTY {
+        match probe(
+            &self.slots,
+            self.mask,
+            hash,
+            wide_free,
+            self.holds(key, hash),
+        ) {
+            Ok(i) => self.slots[i][1],
+            Err(free) => {
                 let next = self.hashes.len() as u32;
-                self.slots[i] = [tag, next];
+                self.slots[free] = [(hash >> 32) as u32, next];
                 self.keys.extend_from_slice(key);
                 self.hashes.push(hash);
-                return next;
+                next
             }
-            if t == tag && self.key(g) == key {
-                return g;
-            }
-            i = (i + 1) & self.mask;
         }
     }
 }

@@ -28,7 +28,7 @@ use arrow::datatypes::{DataType, Int64Type};
 use arrow::row::{RowConverter, Rows, SortField};
 use hashbrown::HashTable;
 
-use super::flat_table::{FlatKey, FlatTable, PREFETCH_DISTANCE, WideTable};
+use super::flat_table::{FlatKey, FlatTable, WideTable, prefetch_ahead};
 use super::packed_keys::{NullKeys, PackedLayout};
 use super::range_keys::RangeLayout;
 use super::wide_keys::WideLayout;
@@ -248,7 +248,7 @@ fn insert_key<K: FlatKey>(table: &mut FlatTable<K>, keys: &mut Vec<K>, k: K, has
 
 /// Appends the group of each of the `n` rows `row(0..n)` (`key` is `None`
 /// for a null key, whose group `null_group` gives), prefetching the slot of
-/// the row [`PREFETCH_DISTANCE`] ahead. Runs of equal keys (sorted or
+/// the row [`super::flat_table::PREFETCH_DISTANCE`] ahead. Runs of equal keys (sorted or
 /// clustered input) reuse the previous row's group without probing.
 #[inline(always)]
 fn insert_flat<K: FlatKey + PartialEq>(
@@ -263,9 +263,7 @@ fn insert_flat<K: FlatKey + PartialEq>(
     groups.reserve(n);
     let mut prev: Option<(K, u32)> = None;
     for j in 0..n {
-        if j + PREFETCH_DISTANCE < n {
-            table.prefetch(hashes[row(j + PREFETCH_DISTANCE)]);
-        }
+        prefetch_ahead(j, n, |k| hashes[row(k)], |h| table.prefetch(h));
         let i = row(j);
         let g = match key(i) {
             None => null_group(keys),
@@ -549,9 +547,7 @@ impl GroupTable {
             (GroupTable::Wide(table), KeyBatch::Wide { rows, width }) => {
                 groups.reserve(n);
                 for j in 0..n {
-                    if j + PREFETCH_DISTANCE < n {
-                        table.prefetch(hashes[row(j + PREFETCH_DISTANCE)]);
-                    }
+                    prefetch_ahead(j, n, |k| hashes[row(k)], |h| table.prefetch(h));
                     let i = row(j);
                     groups.push(table.find_or_insert(&rows[i * width..(i + 1) * width], hashes[i]));
                 }
@@ -740,9 +736,7 @@ impl GroupTable {
             let nulls = nulls.as_ref().filter(|n| n.null_count() > 0);
             let n = hashes.len();
             out.extend((0..n).map(|i| {
-                if i + PREFETCH_DISTANCE < n {
-                    table.prefetch(hashes[i + PREFETCH_DISTANCE]);
-                }
+                prefetch_ahead(i, n, |k| hashes[k], |h| table.prefetch(h));
                 if nulls.is_some_and(|m| m.is_null(i)) {
                     u32::MAX
                 } else {

@@ -196,7 +196,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
             schema,
             ..
         } => {
-            let batches = source.read(projection.as_deref(), &[], &Default::default())?;
+            let batches = source.read(projection.as_deref(), &[], &Default::default(), None)?;
             let batches = crate::exec::columnar::slice(batches, 0, Some(n));
             PhysicalPlan::Scan {
                 source: ScanSource::memory(schema.clone(), batches)?,

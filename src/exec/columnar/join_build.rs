@@ -12,7 +12,7 @@ use arrow::buffer::BooleanBuffer;
 use rayon::prelude::*;
 
 use crate::kernels::bloom::BloomFilter;
-use crate::kernels::flat_table::PREFETCH_DISTANCE;
+use crate::kernels::flat_table::prefetch_ahead;
 use crate::kernels::hash_table::{GroupTable, KeyBatch, KeyEncoder, partition_of};
 
 /// No row.
@@ -195,9 +195,12 @@ impl BuildTable {
             // of a table past the caches overlap.
             out.clear();
             out.extend((0..hashes.len()).map(|i| {
-                if let Some(&h) = hashes.get(i + PREFETCH_DISTANCE) {
-                    self.tables[partition_of(h, parts)].prefetch(h);
-                }
+                prefetch_ahead(
+                    i,
+                    hashes.len(),
+                    |k| hashes[k],
+                    |h| self.tables[partition_of(h, parts)].prefetch(h),
+                );
                 find(i)
             }));
         }

@@ -36,7 +36,8 @@ pub fn run_operator(
             metrics,
             ..
         } => {
-            let batches = source.read(projection.as_deref(), filters, metrics)?;
+            let batches =
+                source.read(projection.as_deref(), filters, metrics, Some(&ctx.pages()))?;
             if ctx.count_bytes {
                 let bytes = crate::exec::distinct_memory_size(&batches);
                 metrics

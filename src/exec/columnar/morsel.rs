@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::pipeline::apply_stages;
 use crate::error::Result;
-use crate::io::{ScanFilter, ScanUnit, Selected};
+use crate::io::{ScanFilter, ScanUnit, Selected, SharedPages};
 use crate::physical::expr::{Node, PhysicalExpr};
 use crate::physical::{PhysicalPlan, Stage};
 
@@ -145,8 +145,9 @@ impl MorselInput {
     }
 
     /// The scan units of `plan` if it is a scan or a pipeline over a scan;
-    /// `None` if it must be executed as a whole.
-    pub fn stream(plan: &PhysicalPlan) -> Result<Option<Self>> {
+    /// `None` if it must be executed as a whole. A scan shares pages with
+    /// the execution's other scans through `pages`.
+    pub fn stream(plan: &PhysicalPlan, pages: Option<&SharedPages>) -> Result<Option<Self>> {
         Ok(match plan {
             PhysicalPlan::Scan {
                 source,
@@ -157,17 +158,19 @@ impl MorselInput {
                 ..
             } => Some(MorselInput {
                 width: schema.fields().len(),
-                units: source.units(projection.as_deref(), filters, metrics)?,
+                units: source.units(projection.as_deref(), filters, metrics, pages)?,
                 filter: ScanFilter::new(filters.clone()),
                 stages: vec![],
                 rows: AtomicUsize::new(0),
                 select: false,
                 codes: vec![],
             }),
-            PhysicalPlan::Pipeline { input, stages, .. } => Self::stream(input)?.map(|mut m| {
-                m.stages.extend(stages.iter().cloned());
-                m
-            }),
+            PhysicalPlan::Pipeline { input, stages, .. } => {
+                Self::stream(input, pages)?.map(|mut m| {
+                    m.stages.extend(stages.iter().cloned());
+                    m
+                })
+            }
             _ => None,
         })
     }

@@ -82,7 +82,7 @@ fn build(
             schema,
             ..
         } => {
-            let batches = source.read(projection.as_deref(), &[], &Default::default())?;
+            let batches = source.read(projection.as_deref(), &[], &Default::default(), None)?;
             metered(ScanOp {
                 batches,
                 filters: filters.clone(),
