@@ -1,7 +1,8 @@
 //! String kernels arrow does not have (or has only for some string layouts).
 //!
-//! They accept `Utf8`, `LargeUtf8` and `Utf8View` and write `Utf8`. Output is
-//! appended into one reused buffer per call, not allocated per row.
+//! They accept `Utf8`, `LargeUtf8` and `Utf8View` and write `Utf8`, except
+//! [`substr`], which keeps views as views. Output is appended into one
+//! reused buffer per call, not allocated per row.
 
 use std::sync::Arc;
 
@@ -42,6 +43,12 @@ pub fn map_str(a: &ArrayRef, mut f: impl FnMut(&str, &mut String)) -> Result<Arr
 
 /// SQL `substring(s FROM start FOR len)`: 1-based, in characters; a start
 /// below 1 eats into the length, as in PostgreSQL.
+///
+/// A `Utf8View` column gives a `Utf8View` column of views into the same
+/// buffers (a substring of at most 12 bytes inline): nothing is copied or
+/// checked again, and a later `IN` list or grouping compares the views
+/// whole (TPC-H Q22's `substring(c_phone from 1 for 2) in (...)`). Other
+/// string layouts give `Utf8`.
 pub fn substr(a: &ArrayRef, start: i64, len: Option<i64>) -> Result<ArrayRef> {
     let (skip, take) = match len {
         Some(l) => {
@@ -51,22 +58,64 @@ pub fn substr(a: &ArrayRef, start: i64, len: Option<i64>) -> Result<ArrayRef> {
         }
         None => ((start.max(1) - 1) as usize, None),
     };
+    if let Some(views) = a.as_string_view_opt() {
+        return Ok(Arc::new(substr_views(views, skip, take)));
+    }
     map_str(a, |s, buf| {
-        let mut chars = s.char_indices().skip(skip);
-        let Some((from, _)) = chars.next() else {
-            return;
-        };
-        let to = match take {
-            Some(0) => from,
-            Some(n) => s[from..]
-                .char_indices()
-                .nth(n)
-                .map(|(i, _)| from + i)
-                .unwrap_or(s.len()),
-            None => s.len(),
-        };
+        let (from, to) = char_range(s, skip, take);
         buf.push_str(&s[from..to]);
     })
+}
+
+/// The byte range of the `take` characters (all, with `None`) after the
+/// first `skip` characters of `s`; empty where `s` is shorter.
+fn char_range(s: &str, skip: usize, take: Option<usize>) -> (usize, usize) {
+    let b = s.as_bytes();
+    let through = take.map_or(skip, |t| skip.saturating_add(t));
+    if b[..through.min(b.len())].is_ascii() {
+        // Bytes are characters up to `through`: both ends are boundaries.
+        let from = skip.min(b.len());
+        return (from, take.map_or(b.len(), |_| through.min(b.len())));
+    }
+    let Some((from, _)) = s.char_indices().nth(skip) else {
+        return (s.len(), s.len());
+    };
+    let to = match take {
+        Some(n) => s[from..]
+            .char_indices()
+            .nth(n)
+            .map_or(s.len(), |(i, _)| from + i),
+        None => s.len(),
+    };
+    (from, to)
+}
+
+/// [`substr`] over views: each row's view narrowed to its substring.
+fn substr_views(a: &StringViewArray, skip: usize, take: Option<usize>) -> StringViewArray {
+    use arrow::array::builder::make_view;
+    use arrow::buffer::ScalarBuffer;
+    let views: ScalarBuffer<u128> = (0..a.len())
+        .map(|i| {
+            if a.is_null(i) {
+                return 0;
+            }
+            let s = a.value(i);
+            let (from, to) = char_range(s, skip, take);
+            let part = &s.as_bytes()[from..to];
+            if part.len() <= 12 {
+                make_view(part, 0, 0)
+            } else {
+                // Longer than 12 bytes, so the row's own view is not inline
+                // either: it names the buffer, and the substring lies in it.
+                let view = ByteView::from(a.views()[i]);
+                make_view(part, view.buffer_index, view.offset + from as u32)
+            }
+        })
+        .collect();
+    // SAFETY: every view is null (for a null row), inline, or names a
+    // buffer of `a` and a range inside the row's own string there; each
+    // range starts and ends at a character boundary of a UTF-8 string.
+    unsafe { StringViewArray::new_unchecked(views, a.data_buffers().to_vec(), a.nulls().cloned()) }
 }
 
 /// Length in characters.
@@ -148,6 +197,54 @@ mod view_tests {
             let got = view_eq_any(&a, list);
             let want: BooleanArray = rows.iter().map(|r| r.map(|s| list.contains(&s))).collect();
             assert_eq!(got, want, "{list:?}");
+        }
+    }
+
+    #[test]
+    fn substr_of_views_is_substr_of_strings_for_every_range() {
+        let rows = [
+            Some("+13-555-0100 ext"),
+            None,
+            Some(""),
+            Some("ab"),
+            Some("exactly12byt"),
+            Some("a string well over twelve bytes"),
+            Some("naïve café, crème brûlée"),
+            Some("日本語のテキストです、長い"),
+        ];
+        let views: ArrayRef = Arc::new(StringViewArray::from_iter(rows));
+        let plain: ArrayRef = Arc::new(StringArray::from_iter(rows));
+        for start in [-2, 0, 1, 2, 5, 13, 40] {
+            for len in [
+                None,
+                Some(0),
+                Some(1),
+                Some(2),
+                Some(12),
+                Some(13),
+                Some(30),
+            ] {
+                let got = substr(&views, start, len).unwrap();
+                assert_eq!(got.data_type(), &DataType::Utf8View);
+                let want = substr(&plain, start, len).unwrap();
+                let got = arrow::compute::cast(&got, &DataType::Utf8).unwrap();
+                assert_eq!(&got, &want, "start {start}, len {len:?}");
+                // The character-by-character reference.
+                for (i, r) in rows.iter().enumerate() {
+                    let skip = (start.max(1) - 1) as usize;
+                    let take = len.map(|l| (start + l - start.max(1)).max(0) as usize);
+                    let expect: Option<String> = r.map(|s| {
+                        s.chars()
+                            .skip(skip)
+                            .take(take.unwrap_or(usize::MAX))
+                            .collect()
+                    });
+                    assert_eq!(
+                        want.as_string::<i32>().iter().nth(i).unwrap(),
+                        expect.as_deref()
+                    );
+                }
+            }
         }
     }
 }

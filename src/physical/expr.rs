@@ -475,7 +475,11 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
                     ));
                 }
             }
-            DataType::Utf8
+            // Views stay views (`kernels::strings::substr`).
+            match args[0].data_type {
+                DataType::Utf8View => DataType::Utf8View,
+                _ => DataType::Utf8,
+            }
         }
         Length => {
             arity(1..=1)?;
