@@ -6,7 +6,9 @@
 //! run, every operator subtree that occurs more than once (same text: same
 //! sources, columns, filters and operators) is marked; the first run of it
 //! keeps its batches and later occurrences reuse them. Scans are never
-//! kept: re-reading a file costs less memory than holding it.
+//! kept: re-reading a file costs less memory than holding it, and the
+//! costly part of re-reading, zstd, is done once for columns that several
+//! scans read ([`crate::io::SharedPages`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -22,7 +22,7 @@
 //! offset in it, and each file mapping seen is held until the execution
 //! ends, so no other file can take its address meanwhile.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -43,8 +43,22 @@ pub struct SharedPages {
 
 impl SharedPages {
     /// Counts the readers of every Parquet column in `plan`'s scans.
+    ///
+    /// A repeated subtree whose later occurrences reuse the first one's
+    /// output ([`crate::exec`]'s shared subplans: any but a scan or a
+    /// pipeline, which may be streamed instead) reads its files once, so its
+    /// scans count once; counted twice, their pages would wait for a reader
+    /// that never comes.
     pub fn for_plan(plan: &PhysicalPlan) -> Self {
-        fn walk(p: &PhysicalPlan, readers: &mut HashMap<PathBuf, HashMap<usize, usize>>) {
+        fn walk(
+            p: &PhysicalPlan,
+            seen: &mut HashSet<String>,
+            readers: &mut HashMap<PathBuf, HashMap<usize, usize>>,
+        ) {
+            let reused = !matches!(p, PhysicalPlan::Scan { .. } | PhysicalPlan::Pipeline { .. });
+            if reused && !seen.insert(p.to_string()) {
+                return;
+            }
             if let PhysicalPlan::Scan {
                 source: super::ScanSource::Parquet { path, schema },
                 projection,
@@ -57,10 +71,12 @@ impl SharedPages {
                     *columns.entry(c).or_default() += 1;
                 }
             }
-            p.children().into_iter().for_each(|c| walk(c, readers));
+            p.children()
+                .into_iter()
+                .for_each(|c| walk(c, seen, readers));
         }
         let mut readers = HashMap::new();
-        walk(plan, &mut readers);
+        walk(plan, &mut HashSet::new(), &mut readers);
         let held = Arc::new(Mutex::new(Held::default()));
         let files = readers
             .into_iter()
@@ -252,5 +268,51 @@ mod tests {
         });
         assert!(file.column(3, &Default::default()).is_some());
         assert!(file.column(0, &Default::default()).is_none());
+    }
+
+    /// The shared columns `for_plan` finds in `sql`'s plan over a Parquet
+    /// table `t(a, b, c)`: (root column, readers), sorted.
+    fn shared_columns(sql: &str) -> Vec<(usize, usize)> {
+        use crate::sql::SqlContext;
+        let dir = tempfile::tempdir().unwrap();
+        let column = |v: i64| -> arrow::array::ArrayRef {
+            Arc::new(arrow::array::Int64Array::from(vec![v, v + 3]))
+        };
+        let batch = arrow::record_batch::RecordBatch::try_from_iter([
+            ("a", column(1)),
+            ("b", column(2)),
+            ("c", column(3)),
+        ])
+        .unwrap();
+        crate::frame::LazyFrame::from_batches(vec![batch])
+            .unwrap()
+            .sink_parquet(dir.path().join("t.parquet"))
+            .unwrap();
+        let mut c = SqlContext::new();
+        c.register_dir(dir.path()).unwrap();
+        let plan = c.sql(sql).unwrap().physical_plan().unwrap();
+        let pages = SharedPages::for_plan(&plan);
+        let mut out: Vec<(usize, usize)> = pages
+            .files
+            .values()
+            .flat_map(|f| f.readers.iter().map(|(&c, &n)| (c, n)))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn columns_count_every_scan_but_a_reused_subplan_once() {
+        // Self-join: both sides read `a`, one `b`, the other `c`.
+        assert_eq!(
+            shared_columns("select x.b, y.c from t x join t y on x.a = y.a"),
+            vec![(0, 2)]
+        );
+        // A repeated aggregate runs once: its scan reads once.
+        let twice = "select * from (select a, sum(b) s from t group by a) x \
+                     join (select a, sum(b) s from t group by a) y on x.a = y.a";
+        assert_eq!(shared_columns(twice), vec![]);
+        // One scan: nothing to share.
+        assert_eq!(shared_columns("select a, b from t where c > 1"), vec![]);
     }
 }
