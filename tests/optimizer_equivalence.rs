@@ -56,6 +56,9 @@ enum Step {
     /// A join with the third table aggregated by its key, on that key
     /// (aggregate_semi_join).
     JoinAggregate(bool),
+    /// A group-by on the first column aggregating the last integer one,
+    /// often a joined side's (eager_aggregation).
+    GroupByLast,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -73,6 +76,7 @@ fn step() -> impl Strategy<Value = Step> {
         (0u8..4).prop_map(Step::JoinThird),
         (0u8..4, -3i64..4).prop_map(|(k, v)| Step::FilterLast(k, v)),
         any::<bool>().prop_map(Step::JoinAggregate),
+        Just(Step::GroupByLast),
     ]
 }
 
@@ -128,7 +132,7 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame, third: &LazyFrame) -> La
             let how = common::EQUI_JOINS[*h as usize];
             lf.join(other, [col(first_int.as_str())], [col("ra")], how)
         }
-        Step::JoinThird(_) | Step::FilterLast(..) | Step::JoinAggregate(_)
+        Step::JoinThird(_) | Step::FilterLast(..) | Step::JoinAggregate(_) | Step::GroupByLast
             if last_int.is_none() =>
         {
             lf
@@ -171,6 +175,15 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame, third: &LazyFrame) -> La
                 [col("qa")],
                 how,
             )
+        }
+        Step::GroupByLast => {
+            let last = col(last_int.expect("checked").as_str());
+            lf.group_by([col(names[0].as_str())]).agg([
+                last.clone().count().alias("n"),
+                last.clone().sum().alias("s"),
+                last.clone().min().alias("lo"),
+                last.max().alias("hi"),
+            ])
         }
         Step::Union => lf.union(std::slice::from_ref(&lf)),
         Step::Unique => lf.unique(),

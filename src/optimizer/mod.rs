@@ -10,6 +10,7 @@
 mod aggregate_semi_join;
 pub mod cardinality;
 mod common_subexpr_eliminate;
+mod eager_aggregation;
 mod eliminate_outer_join;
 mod join_output_pruning;
 mod join_reorder;
@@ -50,6 +51,7 @@ pub static RULES: &[&dyn OptimizerRule] = &[
     &eliminate_outer_join::EliminateOuterJoin,
     &semi_join_pushdown::SemiJoinPushdown,
     &aggregate_semi_join::AggregateSemiJoin,
+    &eager_aggregation::EagerAggregation,
     &join_reorder::JoinReorder,
     &limit_pushdown::LimitPushdown,
     &common_subexpr_eliminate::CommonSubexprEliminate,
