@@ -38,7 +38,7 @@
 use std::sync::Arc;
 
 use super::cardinality::estimate;
-use super::{OptimizerRule, column_passed_on};
+use super::{OptimizerRule, column_names, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::{JoinType, LogicalPlan};
@@ -204,14 +204,7 @@ fn key_owners(
     keys: Vec<Expr>,
 ) -> Result<Vec<(Arc<LogicalPlan>, Vec<Expr>)>> {
     let mut out = vec![(plan.clone(), keys.clone())];
-    let Some(names) = keys
-        .iter()
-        .map(|k| match k {
-            Expr::Column(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect::<Option<Vec<String>>>()
-    else {
+    let Some(names) = column_names(&keys) else {
         return Ok(out);
     };
     let cols = |v: Vec<String>| v.iter().map(|n| col(n.as_str())).collect::<Vec<_>>();

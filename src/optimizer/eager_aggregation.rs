@@ -40,8 +40,8 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Schema};
 
-use super::OptimizerRule;
 use super::cardinality::{distinct_bound, estimate};
+use super::{OptimizerRule, column_names};
 use crate::error::Result;
 use crate::expr::{AggFunc, Expr, ScalarFunc, col, lit};
 use crate::plan::{JoinType, LogicalPlan};
@@ -102,14 +102,7 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
     let only = |name: &str, this: &Schema, other: &Schema| {
         this.index_of(name).is_ok() && other.index_of(name).is_err()
     };
-    let Some(right_keys) = right_on
-        .iter()
-        .map(|k| match k {
-            Expr::Column(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect::<Option<Vec<String>>>()
-    else {
+    let Some(right_keys) = column_names(right_on) else {
         return Ok(None);
     };
     let keys_on_left = keys.iter().all(|k| match k.unalias() {

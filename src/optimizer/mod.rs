@@ -26,6 +26,18 @@ use crate::error::Result;
 use crate::expr::Expr;
 use crate::plan::LogicalPlan;
 
+/// The names of `exprs` when every one is a plain column, else `None`
+/// (join keys that are computed expressions).
+pub(crate) fn column_names(exprs: &[Expr]) -> Option<Vec<String>> {
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Column(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The input column that the output `name` of `exprs` (a projection's or
 /// an aggregate's grouping expressions) passes on unchanged, maybe under an
 /// alias; `None` when that output is computed or absent.
