@@ -27,7 +27,7 @@ fi
 
 echo "== build"; time cargo build --release --features cuda 2>&1 | tail -2
 echo "== GPU tests (device results vs CPU results)"
-cargo test --release --features cuda --test gpu -- --nocapture 2>&1 | grep -E "^test |skipped|result|panicked|assert"
+cargo test --release --features cuda --test integration gpu:: -- --nocapture 2>&1 | grep -E "^test |skipped|result|panicked|assert"
 echo "== where a group-by runs (EXPLAIN ANALYZE, forced and auto)"
 ./target/release/sloth gen h2o-groupby --rows 10000000 --out /tmp/g.parquet >/dev/null
 for d in gpu auto cpu; do

@@ -5,7 +5,7 @@
 //! dictionary falls back to PLAIN, and filters that keep most rows (batches
 //! with a selection), some, or few (decoded after the filter).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

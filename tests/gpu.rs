@@ -2,7 +2,7 @@
 //! fallback when no GPU can run an operator, and (where a GPU is present)
 //! the device against the CPU.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! db-benchmark questions on data sloth generates, checked against a naive
 //! row-at-a-time implementation written with std collections only.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -4,7 +4,7 @@
 //! and a filter that keeps nothing give the same rows as the unfused
 //! executor, which materializes both sides and never pushes the filter.
 
-mod common;
+use crate::common;
 
 use sloth::exec::{ExecContext, execute_with};
 use sloth::prelude::*;

@@ -1,7 +1,7 @@
 //! Each LazyFrame program in `sloth::queries` against its SQL twin in
 //! `queries/`: the same column names and types, the same rows.
 
-mod common;
+use crate::common;
 
 use arrow::record_batch::RecordBatch;
 use sloth::datagen::{h2o_groupby, h2o_join};

@@ -1,10 +1,8 @@
 //! Every operator family on a small table with nulls, in several batches.
 //! Expected values are worked out by hand from `common::people()`.
 
-mod common;
-
+use crate::common::*;
 use arrow::datatypes::DataType;
-use common::*;
 use sloth::expr::{ScalarValue, date};
 use sloth::prelude::*;
 

@@ -2,7 +2,7 @@
 //! nulls, run with the optimizer on, off, and with each rule off, must give
 //! the same rows (compared as sorted CSV).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! columnar one on every TPC-H query and the db-benchmark questions, and the
 //! per-operator metrics of both agree on rows.
 
-mod common;
+use crate::common;
 
 use sloth::datagen::h2o_groupby;
 use sloth::exec::rowwise::execute_rowwise;

@@ -2,7 +2,7 @@
 //! against naive computations, optimizer on/off/each-rule-off equivalence,
 //! and the error paths.
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 

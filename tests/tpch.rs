@@ -3,7 +3,7 @@
 //! with the optimizer on, off, and with each rule off; and once more read
 //! from Parquet files, through the Parquet readers.
 
-mod common;
+use crate::common;
 
 use sloth::prelude::*;
 use sloth::sql::SqlContext;

@@ -4,9 +4,10 @@ hot-run times, ratios to sloth, peak memory, and a bar chart per suite.
 
 Usually started by run.sh. Each engine runs in a process of its own (so its
 peak memory is its own); the engines are interleaved: for each query, every
-engine does a warm-up run, then the timed rounds go round the engines (in a
-rotating order), so machine noise falls on all engines alike. The median of
---runs timed runs is reported. The Python engines are long-lived workers
+engine does a warm-up run, then the timed rounds go round the engines (in an
+order shuffled from round to round, with a short pause before each run), so
+machine noise falls on all engines alike. The median of --runs timed runs is
+reported. The Python engines are long-lived workers
 driven over a pipe, and so is sloth (`sloth bench --serve`, one process
 per suite). `sloth-lazy` is sloth running the
 same questions written with its LazyFrame API (`sloth bench --api lazy`,
@@ -257,6 +258,24 @@ class SlothEngine(PipeEngine):
         return a
 
 
+# A pause before each timed run, so that what the engine before left behind
+# (the kernel reclaiming gigabytes pandas freed, a peer's worker threads
+# spinning down) does not land on the next engine's clock.
+SETTLE_S = 0.1
+
+
+def timed_order(engines, name, r):
+    """The engines' order in round `r` of query `name`: shuffled, and
+    seeded by both so that a rerun repeats it. A rotation would keep the
+    cyclic order, and with it each engine's predecessor, the same in every
+    round: sloth then always ran right after pandas."""
+    import random
+
+    order = list(engines)
+    random.Random(f"{name}/{r}").shuffle(order)
+    return order
+
+
 def run_suite(suite, data, engines, runs, out, sloth):
     """Runs every engine on every query of `suite`, interleaved; returns
     per-engine reports like {"queries": {name: {"median_s", "rows"}}}."""
@@ -272,7 +291,7 @@ def run_suite(suite, data, engines, runs, out, sloth):
     for name in query_names(suite):
         print(f"[{suite}] {name}", flush=True)
         times = {e: [] for e in engines}
-        for e in engines:
+        for e in timed_order(engines, name, "warm"):
             a = live[e].warm(name)
             if "skipped" in a:
                 reports[e]["queries"][name] = {"skipped": True}
@@ -281,10 +300,10 @@ def run_suite(suite, data, engines, runs, out, sloth):
             else:
                 reports[e]["queries"][name] = {"rows": a["rows"]}
         for r in range(runs):
-            order = engines[r % len(engines):] + engines[:r % len(engines)]
-            for e in order:
+            for e in timed_order(engines, name, r):
                 if {"error", "skipped"} & reports[e]["queries"][name].keys():
                     continue
+                time.sleep(SETTLE_S)
                 a = live[e].time(name)
                 if "error" in a:
                     reports[e]["queries"][name] = {"error": a["error"]}
