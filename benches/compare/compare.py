@@ -258,9 +258,10 @@ class SlothEngine(PipeEngine):
         return a
 
 
-# A pause before each timed run, so that what the engine before left behind
-# (the kernel reclaiming gigabytes pandas freed, a peer's worker threads
-# spinning down) does not land on the next engine's clock.
+# A pause before each timed run, so that whatever the engine before leaves
+# going (the kernel taking back the gigabytes pandas frees, worker threads
+# winding down; the cause was not pinned down) is not timed as the next
+# engine's work.
 SETTLE_S = 0.1
 
 
