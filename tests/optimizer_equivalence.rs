@@ -180,6 +180,7 @@ fn apply(lf: LazyFrame, step: &Step, other: &LazyFrame, third: &LazyFrame) -> La
             let last = col(last_int.expect("checked").as_str());
             lf.group_by([col(names[0].as_str())]).agg([
                 last.clone().count().alias("n"),
+                count_star().alias("rows"),
                 last.clone().sum().alias("s"),
                 last.clone().min().alias("lo"),
                 last.max().alias("hi"),

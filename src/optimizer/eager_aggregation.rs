@@ -10,7 +10,8 @@
 //! joined rows gives the same values, and the join emits one row per left
 //! row and key instead of one per right row. A left join's unmatched rows
 //! carry a null partial: `count` becomes `sum(coalesce(partial, 0))`, so
-//! they still count 0.
+//! they still count 0, and `count(*)` `sum(coalesce(partial, 1))`, since
+//! each is one row.
 //!
 //! TPC-H Q13 counts each customer's orders: 1.5M orders joined to 150K
 //! customers, then grouped back to 150K; aggregated first, 100K partial
@@ -30,8 +31,8 @@
 //!
 //! Applies to inner and left joins without an extra join condition, with
 //! plain column keys, when every grouping key is a left column and every
-//! aggregate is `count`, `min` or `max` of a right column, or `sum` of an
-//! integer or decimal one (a float sum added up in another order could
+//! aggregate is `count(*)`, `count`, `min` or `max` of a right column, or
+//! `sum` of an integer or decimal one (a float sum added up in another order could
 //! differ in its last bits). Taken unless the right side's key columns are
 //! known (from statistics) to have more than half as many distinct values
 //! as the side has rows: grouping would then save little.
@@ -112,7 +113,8 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
     if right_keys.is_empty() || !keys_on_left {
         return Ok(None);
     }
-    // Each aggregate as (function, right column, output name).
+    // Each aggregate as (function, right column or none for `count(*)`,
+    // output name).
     let mut parts = Vec::with_capacity(aggs.len());
     for a in aggs {
         let Expr::Agg {
@@ -123,20 +125,24 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         else {
             return Ok(None);
         };
-        let [Expr::Column(c)] = args.as_slice() else {
-            return Ok(None);
-        };
-        if !only(c, &rs, &ls) || ls.index_of(&format!("{PARTIAL}{}", parts.len())).is_ok() {
+        if ls.index_of(&format!("{PARTIAL}{}", parts.len())).is_ok() {
             return Ok(None);
         }
-        let t = rs.field_with_name(c)?.data_type();
-        let exact_sum = t.is_integer() || matches!(t, DataType::Decimal128(..));
-        match func {
-            AggFunc::Count | AggFunc::Min | AggFunc::Max => {}
-            AggFunc::Sum if exact_sum => {}
+        let column = match (func, args.as_slice()) {
+            (AggFunc::CountStar, []) => None,
+            (_, [Expr::Column(c)]) if only(c, &rs, &ls) => {
+                let t = rs.field_with_name(c)?.data_type();
+                let exact_sum = t.is_integer() || matches!(t, DataType::Decimal128(..));
+                match func {
+                    AggFunc::Count | AggFunc::Min | AggFunc::Max => {}
+                    AggFunc::Sum if exact_sum => {}
+                    _ => return Ok(None),
+                }
+                Some(c.clone())
+            }
             _ => return Ok(None),
-        }
-        parts.push((*func, c.clone(), a.output_name()));
+        };
+        parts.push((*func, column, a.output_name()));
     }
     if !pays(right, &right_keys) {
         return Ok(None);
@@ -148,7 +154,10 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         aggs: parts
             .iter()
             .enumerate()
-            .map(|(i, (func, c, _))| agg(*func, col(c.as_str())).alias(partial(i)))
+            .map(|(i, (func, c, _))| match c {
+                Some(c) => agg(*func, col(c.as_str())).alias(partial(i)),
+                None => crate::expr::count_star().alias(partial(i)),
+            })
             .collect(),
     };
     let finals = parts
@@ -156,12 +165,13 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         .enumerate()
         .map(|(i, (func, _, name))| {
             let p = col(partial(i).as_str());
+            // A left join's unmatched row has no partial: it counts 0
+            // non-null right values, and 1 row.
+            let unmatched = |n: i64| Expr::Function(ScalarFunc::Coalesce, vec![p.clone(), lit(n)]);
             match (func, how) {
-                (AggFunc::Count, JoinType::Left) => agg(
-                    AggFunc::Sum,
-                    Expr::Function(ScalarFunc::Coalesce, vec![p, lit(0i64)]),
-                ),
-                (AggFunc::Count, _) => agg(AggFunc::Sum, p),
+                (AggFunc::Count, JoinType::Left) => agg(AggFunc::Sum, unmatched(0)),
+                (AggFunc::CountStar, JoinType::Left) => agg(AggFunc::Sum, unmatched(1)),
+                (AggFunc::Count | AggFunc::CountStar, _) => agg(AggFunc::Sum, p),
                 (f, _) => agg(*f, p),
             }
             .alias(name.as_str())
@@ -236,6 +246,17 @@ mod tests {
     }
 
     #[test]
+    fn count_star_counts_a_left_joins_unmatched_rows_as_one() {
+        let lf = joined(JoinType::Left)
+            .group_by([col("a")])
+            .agg([crate::expr::count_star().alias("rows")]);
+        assert_eq!(
+            rewritten(&EagerAggregation, &lf),
+            "Aggregate keys=[a] aggs=[sum(coalesce(__eager0, 1)) AS rows]\n  Join Left on [a = b]\n    Scan memory (3 rows)\n    Aggregate keys=[b] aggs=[count(*) AS __eager0]\n      Scan memory (3 rows)\n"
+        );
+    }
+
+    #[test]
     fn inner_join_sums_partial_counts_and_sums() {
         let lf = joined(JoinType::Inner)
             .group_by([col("x")])
@@ -272,10 +293,6 @@ mod tests {
             joined(JoinType::Inner)
                 .group_by([col("y")])
                 .agg([col("y").count()]),
-            // count(*) over a left join counts unmatched rows as 1.
-            joined(JoinType::Left)
-                .group_by([col("a")])
-                .agg([crate::expr::count_star()]),
             // A right join keeps unmatched right rows.
             joined(JoinType::Right)
                 .group_by([col("a")])
@@ -332,6 +349,7 @@ mod tests {
                     .group_by([col(key)])
                     .agg([
                         col("y").count().alias("n"),
+                        crate::expr::count_star().alias("rows"),
                         col("y").sum().alias("s"),
                         col("y").min().alias("lo"),
                         col("y").max().alias("hi"),
