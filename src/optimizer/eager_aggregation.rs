@@ -32,10 +32,10 @@
 //! Applies to inner and left joins without an extra join condition, with
 //! plain column keys, when every grouping key is a left column and every
 //! aggregate is `count(*)`, `count`, `min` or `max` of a right column, or
-//! `sum` of an integer or decimal one (a float sum added up in another order could
-//! differ in its last bits). Taken unless the right side's key columns are
-//! known (from statistics) to have more than half as many distinct values
-//! as the side has rows: grouping would then save little.
+//! `sum` of an integer or decimal one (a float sum added up in another
+//! order could differ in its last bits). Taken unless the right side's key
+//! columns are known (from statistics) to have more than half as many
+//! distinct values as the side has rows: grouping would then save little.
 
 use std::sync::Arc;
 
