@@ -18,6 +18,7 @@ import json
 import math
 import os
 import pathlib
+import random
 import resource
 import shutil
 import statistics
@@ -270,8 +271,6 @@ def timed_order(engines, name, r):
     seeded by both so that a rerun repeats it. A rotation would keep the
     cyclic order, and with it each engine's predecessor, the same in every
     round: sloth then always ran right after pandas."""
-    import random
-
     order = list(engines)
     random.Random(f"{name}/{r}").shuffle(order)
     return order

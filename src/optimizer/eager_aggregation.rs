@@ -113,8 +113,8 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
     if right_keys.is_empty() || !keys_on_left {
         return Ok(None);
     }
-    // Each aggregate as (function, right column or none for `count(*)`,
-    // output name).
+    // Each aggregate as (function, the aggregate itself, output name): it
+    // reads right columns only, so it is also its own partial aggregate.
     let mut parts = Vec::with_capacity(aggs.len());
     for a in aggs {
         let Expr::Agg {
@@ -128,8 +128,8 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         if ls.index_of(&format!("{PARTIAL}{}", parts.len())).is_ok() {
             return Ok(None);
         }
-        let column = match (func, args.as_slice()) {
-            (AggFunc::CountStar, []) => None,
+        match (func, args.as_slice()) {
+            (AggFunc::CountStar, []) => {}
             (_, [Expr::Column(c)]) if only(c, &rs, &ls) => {
                 let t = rs.field_with_name(c)?.data_type();
                 let exact_sum = t.is_integer() || matches!(t, DataType::Decimal128(..));
@@ -138,11 +138,10 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
                     AggFunc::Sum if exact_sum => {}
                     _ => return Ok(None),
                 }
-                Some(c.clone())
             }
             _ => return Ok(None),
-        };
-        parts.push((*func, column, a.output_name()));
+        }
+        parts.push((*func, a.unalias().clone(), a.output_name()));
     }
     if !pays(right, &right_keys) {
         return Ok(None);
@@ -154,10 +153,7 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         aggs: parts
             .iter()
             .enumerate()
-            .map(|(i, (func, c, _))| match c {
-                Some(c) => agg(*func, col(c.as_str())).alias(partial(i)),
-                None => crate::expr::count_star().alias(partial(i)),
-            })
+            .map(|(i, (_, a, _))| a.clone().alias(partial(i)))
             .collect(),
     };
     let finals = parts
