@@ -219,6 +219,205 @@ fn sql_errors_are_clear() {
 }
 
 #[test]
+fn aggregate_filter_counts_only_the_rows_it_names() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // FILTER against the same counts and sums computed with WHERE.
+    let filtered = q(
+        "select o_orderpriority, count(*) filter (where o_orderstatus = 'F'), sum(o_totalprice) filter (where o_orderstatus = 'F'), count(distinct o_custkey) filter (where o_orderstatus = 'F') from orders group by 1 order by 1",
+    );
+    let with_where = q(
+        "select o_orderpriority, count(*), sum(o_totalprice), count(distinct o_custkey) from orders where o_orderstatus = 'F' group by 1 order by 1",
+    );
+    assert_eq!(filtered, with_where);
+    let all = q("select o_orderpriority, count(*) from orders group by 1 order by 1");
+    assert_ne!(
+        filtered
+            .iter()
+            .map(|r| r.split('|').nth(1).unwrap())
+            .collect::<Vec<_>>(),
+        all.iter()
+            .map(|r| r.split('|').nth(1).unwrap())
+            .collect::<Vec<_>>(),
+        "FILTER must not count every row"
+    );
+    // No row qualifies: count 0, sum null; the column name keeps the
+    // literal's case.
+    let df = c
+        .sql("select count(*) filter (where r_name = 'Mars'), sum(r_regionkey) filter (where r_name = 'Mars') from region")
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert_eq!(common::rows_of(&df), vec!["0|null"]);
+    assert!(
+        df.schema().field(0).name().contains("'Mars'"),
+        "{}",
+        df.schema().field(0).name()
+    );
+    assert_eq!(
+        q(
+            "select percentile_cont(0.25) within group (order by n_nationkey), percentile_cont(0.25) within group (order by n_nationkey desc), quantile(n_nationkey, 0.25) from nation"
+        ),
+        vec!["6.0|18.0|6.0"]
+    );
+    for (sql, what) in [
+        (
+            "select first(n_name) filter (where n_regionkey = 1) from nation",
+            "FILTER on first/last",
+        ),
+        (
+            "select upper(distinct n_name) from nation",
+            "DISTINCT in the non-aggregate",
+        ),
+    ] {
+        let e = c.sql(sql).unwrap_err().to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
+}
+
+#[test]
+fn top_fetch_qualify_exclude_and_select_without_from() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q("select r_name from region order by r_name fetch first 2 rows only"),
+        vec!["AFRICA", "AMERICA"]
+    );
+    assert_eq!(
+        q("select r_name from region order by r_name offset 1 rows fetch next 1 row only"),
+        vec!["AMERICA"]
+    );
+    assert_eq!(
+        q("select top 2 r_name from region order by r_name desc"),
+        vec!["MIDDLE EAST", "EUROPE"]
+    );
+    // QUALIFY: the first nation of each region by name.
+    assert_eq!(
+        q(
+            "select n_regionkey, n_name from nation qualify row_number() over (partition by n_regionkey order by n_name) = 1 order by n_regionkey"
+        ),
+        q("select n_regionkey, min(n_name) from nation group by n_regionkey order by n_regionkey")
+    );
+    // QUALIFY over an aggregate and a window of it.
+    assert_eq!(
+        q(
+            "select n_regionkey, count(*) as n from nation group by n_regionkey qualify rank() over (order by n_regionkey desc) <= 2 order by 1"
+        ),
+        vec!["3|5", "4|5"]
+    );
+    let df = c
+        .sql("select * exclude (r_comment) from region limit 1")
+        .unwrap()
+        .collect()
+        .unwrap();
+    let names: Vec<String> = df
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, vec!["r_regionkey", "r_name"]);
+    assert_eq!(
+        q("select n.* exclude (n_comment, n_name) from nation n where n_nationkey = 3"),
+        vec!["3|1"]
+    );
+    let e = c
+        .sql("select * exclude (nope) from region")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'nope'") && e.contains("r_name"), "{e}");
+    assert_eq!(q("select 1 + 1 as two, 'x' as s"), vec!["2|x"]);
+    assert_eq!(
+        q("select r_name from region where r_regionkey = (select 2)"),
+        vec!["ASIA"]
+    );
+    // ALL keeps duplicates, as no quantifier does.
+    assert_eq!(q("select all n_regionkey from nation").len(), 25);
+}
+
+#[test]
+fn intervals_add_every_part_they_spell_out() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q(
+            "select date '1995-01-15' + interval '1 year 2 months 3 days', date '1995-01-15' + interval '2' month, date '1995-01-15' - interval '1 week'"
+        ),
+        vec!["1996-03-18|1995-03-15|1995-01-08"]
+    );
+    for (sql, what) in [
+        (
+            "select date '1995-01-15' + interval '1 year 2'",
+            "invalid interval",
+        ),
+        (
+            "select date '1995-01-15' + interval '1 hour'",
+            "interval unit 'hour'",
+        ),
+        (
+            "select date '1995-01-15' + interval '1-2' year to month",
+            "TO MONTH",
+        ),
+    ] {
+        let e = c.sql(sql).unwrap_err().to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
+}
+
+/// sqlparser parses clauses sloth does not run; each must be refused by
+/// name, not dropped (which would return rows the query did not ask for).
+#[test]
+fn clauses_sloth_does_not_run_are_refused_by_name() {
+    let c = ctx(OptimizerOptions::default());
+    for (sql, what) in [
+        (
+            "select distinct on (n_regionkey) n_name from nation",
+            "DISTINCT ON",
+        ),
+        (
+            "select n_name from nation limit 1 by n_regionkey",
+            "LIMIT .. BY",
+        ),
+        ("select n_name from nation for update", "FOR UPDATE"),
+        (
+            "select n_name, count(*) from nation group by n_name with rollup",
+            "ROLLUP",
+        ),
+        ("from nation select n_name", "FROM-first"),
+        (
+            "select n_name from nation tablesample (10 percent)",
+            "TABLESAMPLE",
+        ),
+        ("select * replace (1 as n_name) from nation", "REPLACE"),
+        (
+            "select r_name from region order by 1 fetch first 50 percent rows only",
+            "PERCENT",
+        ),
+        (
+            "select top 1 with ties r_name from region order by 1",
+            "WITH TIES",
+        ),
+        (
+            "select r_name, rank() over w from region window w as (order by r_name)",
+            "WINDOW",
+        ),
+        ("select * from region, lateral (select 1) t", "LATERAL"),
+        ("select * into t2 from region", "SELECT INTO"),
+    ] {
+        match c.sql(sql) {
+            Ok(_) => panic!("{sql}: planned, but sloth does not run {what}"),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains("not supported") && e.contains(what),
+                    "{sql}: {e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn subqueries_follow_sql_semantics() {
     let c = ctx(OptimizerOptions::default());
     let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());

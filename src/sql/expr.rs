@@ -116,6 +116,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             kind: CastKind::Cast | CastKind::DoubleColon,
             expr,
             data_type,
+            format: None,
             ..
         } => c(expr)?.cast(data_type_of(data_type)?),
         ast::Expr::Extract { field, expr, .. } => {
@@ -222,23 +223,39 @@ fn interval(iv: &ast::Interval) -> Result<Expr> {
         },
         other => return Err(SlothError::unsupported(format!("interval value {other}"))),
     };
-    let mut parts = text.split_whitespace();
-    let n: i32 = parts
-        .next()
-        .and_then(|p| p.parse().ok())
-        .ok_or_else(|| SlothError::plan(format!("invalid interval '{text}'")))?;
-    let unit = match (&iv.leading_field, parts.next()) {
-        (Some(f), _) => f.to_string().to_ascii_lowercase(),
-        (None, Some(u)) => u.to_ascii_lowercase(),
-        (None, None) => "day".to_string(),
+    if let Some(last) = &iv.last_field {
+        return Err(SlothError::unsupported(format!(
+            "interval ranges (TO {last})"
+        )));
+    }
+    let invalid = || {
+        SlothError::plan(format!(
+            "invalid interval '{text}' (expected INTERVAL 'N' UNIT or INTERVAL 'N unit [N unit ...]')"
+        ))
     };
-    let (months, days) = match unit.trim_end_matches('s') {
-        "year" => (12 * n, 0),
-        "month" => (n, 0),
-        "week" => (0, 7 * n),
-        "day" => (0, n),
-        other => return Err(SlothError::unsupported(format!("interval unit '{other}'"))),
+    let number = |w: &str| w.parse::<i32>().map_err(|_| invalid());
+    // `INTERVAL '3' MONTH`, or every part spelled out: '1 year 2 months'.
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let parts: Vec<(i32, String)> = match (&iv.leading_field, words.as_slice()) {
+        (Some(field), [n]) => vec![(number(n)?, field.to_string())],
+        (None, words) if !words.is_empty() && words.len() % 2 == 0 => words
+            .chunks(2)
+            .map(|p| Ok((number(p[0])?, p[1].to_string())))
+            .collect::<Result<_>>()?,
+        _ => return Err(invalid()),
     };
+    let (mut months, mut days) = (0i32, 0i32);
+    for (n, unit) in parts {
+        let (m, d) = match unit.to_ascii_lowercase().trim_end_matches('s') {
+            "year" => (12 * n, 0),
+            "month" => (n, 0),
+            "week" => (0, 7 * n),
+            "day" => (0, n),
+            other => return Err(SlothError::unsupported(format!("interval unit '{other}'"))),
+        };
+        months += m;
+        days += d;
+    }
     Ok(Expr::Literal(ScalarValue::Interval {
         months,
         days,
@@ -321,14 +338,38 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         return Err(SlothError::unsupported(format!("function call '{f}'")));
     };
     if let Some(over) = &f.over {
+        if f.filter.is_some() {
+            return Err(SlothError::unsupported("FILTER on a window function"));
+        }
         return window(&name, over, r);
+    }
+    if f.null_treatment.is_some() {
+        return Err(SlothError::unsupported(format!(
+            "IGNORE/RESPECT NULLS in '{f}'"
+        )));
+    }
+    if !list.clauses.is_empty() || !matches!(f.parameters, FunctionArguments::None) {
+        return Err(SlothError::unsupported(format!("function call '{f}'")));
     }
     let distinct = matches!(
         list.duplicate_treatment,
         Some(ast::DuplicateTreatment::Distinct)
     );
     let mut star = false;
-    let mut args = Vec::new();
+    // `percentile_cont(q) WITHIN GROUP (ORDER BY x)` is `quantile(x, q)`.
+    let mut args = match f.within_group.as_slice() {
+        [] => Vec::new(),
+        [o] if name == "percentile_cont" => vec![convert(&o.expr, r)?],
+        _ => {
+            return Err(SlothError::unsupported(format!(
+                "WITHIN GROUP in '{f}' (one ORDER BY key of percentile_cont is supported)"
+            )));
+        }
+    };
+    let descending = f
+        .within_group
+        .first()
+        .is_some_and(|o| matches!(o.options.sort, Some(ast::OrderBySort::Desc)));
     for a in &list.args {
         match a {
             FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(convert(e, r)?),
@@ -346,7 +387,12 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         distinct,
     };
     let scalar = |func: ScalarFunc, args: Vec<Expr>| Expr::Function(func, args);
-    Ok(match name.as_str() {
+    if distinct && !is_aggregate(&name) {
+        return Err(SlothError::unsupported(format!(
+            "DISTINCT in the non-aggregate function call '{f}'"
+        )));
+    }
+    let call = match name.as_str() {
         "count" if star || args.is_empty() => crate::expr::count_star(),
         "count" => agg(AggFunc::Count, args),
         "sum" => agg(AggFunc::Sum, args),
@@ -367,6 +413,8 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 Some(Expr::Literal(ScalarValue::Float64(Some(v)))) => *v,
                 _ => return Err(SlothError::plan("quantile(x, q) needs a constant q")),
             };
+            // The q-quantile of a descending order is the (1 - q)-quantile.
+            let q = if descending { 1.0 - q } else { q };
             agg(AggFunc::Quantile(q), vec![args[0].clone()])
         }
         "substr" | "substring" => scalar(ScalarFunc::Substr, args),
@@ -383,5 +431,76 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "round" => scalar(ScalarFunc::Round, args),
         "coalesce" => scalar(ScalarFunc::Coalesce, args),
         other => return Err(SlothError::unsupported(format!("function '{other}'"))),
-    })
+    };
+    match &f.filter {
+        None => Ok(call),
+        Some(cond) => filter_aggregate(call, convert(cond, r)?, f),
+    }
+}
+
+/// Names the SQL front end maps to aggregate functions.
+fn is_aggregate(name: &str) -> bool {
+    matches!(
+        name,
+        "count"
+            | "sum"
+            | "avg"
+            | "mean"
+            | "min"
+            | "max"
+            | "stddev"
+            | "stddev_samp"
+            | "std"
+            | "variance"
+            | "var_samp"
+            | "var"
+            | "median"
+            | "corr"
+            | "first"
+            | "first_value"
+            | "last"
+            | "last_value"
+            | "quantile"
+            | "quantile_cont"
+            | "percentile_cont"
+    )
+}
+
+/// `agg(x) FILTER (WHERE cond)` → `agg(CASE WHEN cond THEN x END)`: the
+/// rows where `cond` is not true give null, which these aggregates skip
+/// (`count(*)` becomes a count of a constant). `first`/`last` keep nulls,
+/// so they have no such rewrite.
+fn filter_aggregate(call: Expr, cond: Expr, f: &ast::Function) -> Result<Expr> {
+    let only_when = |value: Expr| Expr::Case {
+        when_then: vec![(cond.clone(), value)],
+        otherwise: None,
+    };
+    match call {
+        Expr::Agg {
+            func: AggFunc::First | AggFunc::Last,
+            ..
+        } => Err(SlothError::unsupported(format!(
+            "FILTER on first/last in '{f}'"
+        ))),
+        Expr::Agg {
+            func: AggFunc::CountStar,
+            ..
+        } => Ok(Expr::Agg {
+            func: AggFunc::Count,
+            args: vec![only_when(lit(1i64))],
+            distinct: false,
+        }),
+        Expr::Agg {
+            func,
+            args,
+            distinct,
+        } => Ok(Expr::Agg {
+            func,
+            args: args.into_iter().map(only_when).collect(),
+            distinct,
+        }),
+        _ => Err(SlothError::plan(format!(
+            "FILTER applies to aggregate functions only, not to '{f}'"
+        ))),
+    }
 }

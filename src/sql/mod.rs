@@ -8,6 +8,7 @@
 mod expr;
 mod planner;
 mod subquery;
+mod unsupported;
 
 use std::collections::BTreeMap;
 use std::path::Path;

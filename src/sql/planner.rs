@@ -17,6 +17,9 @@ use sqlparser::ast::{
 use super::SqlContext;
 use super::expr::{Resolver, convert};
 use super::subquery::{OUTER, SelectResolver, is_correlated, rename_columns};
+use super::unsupported::{
+    check_query, check_select, check_table_factor, check_wildcard, excluded_names,
+};
 use crate::error::{Result, SlothError};
 use crate::expr::{Expr, Operator, col};
 use crate::plan::{JoinType, LogicalPlan, SortKey};
@@ -190,6 +193,7 @@ impl<'a> QueryPlanner<'a> {
 
     /// Plans a full query (WITH, set operations, ORDER BY, LIMIT).
     pub fn plan_query(&self, q: &ast::Query) -> Result<LogicalPlan> {
+        check_query(q)?;
         let saved = self.ctes.borrow().clone();
         if let Some(with) = &q.with {
             if with.recursive {
@@ -216,7 +220,7 @@ impl<'a> QueryPlanner<'a> {
                 self.order_by_output(plan, &order_by)?
             }
         };
-        let (limit, offset) = match &q.limit_clause {
+        let (mut limit, offset) = match &q.limit_clause {
             None => (None, 0),
             Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
                 limit
@@ -234,6 +238,15 @@ impl<'a> QueryPlanner<'a> {
                 literal_usize(offset, "OFFSET")?,
             ),
         };
+        // `FETCH FIRST n ROWS ONLY` is LIMIT n (check_query refused the
+        // WITH TIES / PERCENT forms).
+        if let Some(fetch) = &q.fetch {
+            let n = match &fetch.quantity {
+                Some(e) => literal_usize(e, "FETCH FIRST")?,
+                None => 1,
+            };
+            limit = Some(limit.map_or(n, |l| l.min(n)));
+        }
         if limit.is_some() || offset > 0 {
             plan = LogicalPlan::Slice {
                 input: Arc::new(plan),
@@ -317,6 +330,7 @@ impl<'a> QueryPlanner<'a> {
     }
 
     fn factor(&self, f: &TableFactor) -> Result<Factor> {
+        check_table_factor(f)?;
         match f {
             TableFactor::Table {
                 name,
@@ -514,10 +528,12 @@ impl<'a> QueryPlanner<'a> {
         order_by: &[&ast::OrderByExpr],
         outer: Option<&Scope>,
     ) -> Result<(LogicalPlan, Vec<Expr>)> {
-        if s.from.is_empty() {
-            return Err(SlothError::unsupported("SELECT without FROM"));
-        }
-        let (from_items, scope) = self.plan_from(&s.from)?;
+        check_select(s)?;
+        let (from_items, scope) = if s.from.is_empty() {
+            one_row()?
+        } else {
+            self.plan_from(&s.from)?
+        };
         let resolver = SelectResolver {
             planner: self,
             scope: &scope,
@@ -575,28 +591,33 @@ impl<'a> QueryPlanner<'a> {
                     let name = match e {
                         ast::Expr::Identifier(i) => ident(i),
                         ast::Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
-                        other => other.to_string().to_ascii_lowercase(),
+                        other => expression_name(other),
                     };
                     items.push((convert(e, scope)?, name));
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
                     items.push((convert(expr, scope)?, ident(alias)))
                 }
-                SelectItem::Wildcard(_) => {
-                    for c in &scope.scope.columns {
-                        items.push((col(c.internal.as_str()), c.name.clone()));
+                SelectItem::Wildcard(options) => {
+                    if s.from.is_empty() {
+                        return Err(SlothError::plan("SELECT * needs a FROM clause"));
                     }
+                    let columns: Vec<&ScopeColumn> = scope.scope.columns.iter().collect();
+                    items.extend(expand_wildcard(&columns, options)?);
                 }
-                SelectItem::QualifiedWildcard(kind, _) => {
+                SelectItem::QualifiedWildcard(kind, options) => {
                     let q = kind.to_string().to_ascii_lowercase();
                     let q = q.trim_end_matches(".*").to_string();
-                    let before = items.len();
-                    for c in scope.scope.columns.iter().filter(|c| c.qualifier == q) {
-                        items.push((col(c.internal.as_str()), c.name.clone()));
-                    }
-                    if items.len() == before {
+                    let columns: Vec<&ScopeColumn> = scope
+                        .scope
+                        .columns
+                        .iter()
+                        .filter(|c| c.qualifier == q)
+                        .collect();
+                    if columns.is_empty() {
                         return Err(SlothError::plan(format!("no table named '{q}' in FROM")));
                     }
+                    items.extend(expand_wildcard(&columns, options)?);
                 }
                 other => return Err(SlothError::unsupported(format!("select item '{other}'"))),
             }
@@ -612,6 +633,9 @@ impl<'a> QueryPlanner<'a> {
             ast::GroupByExpr::All(_) => return Err(SlothError::unsupported("GROUP BY ALL")),
         };
         let having = s.having.as_ref().map(|h| convert(h, scope)).transpose()?;
+        // QUALIFY filters after the window functions, as HAVING does after
+        // the aggregation.
+        let mut qualify = s.qualify.as_ref().map(|q| convert(q, scope)).transpose()?;
         // ORDER BY: output ordinals and aliases first, then expressions.
         let mut sort_exprs: Vec<(Expr, &ast::OrderByExpr)> = Vec::new();
         for o in order_by {
@@ -636,6 +660,7 @@ impl<'a> QueryPlanner<'a> {
         let late_pending: Vec<_> = resolver.pending.borrow_mut().drain(..).collect();
         let aggregate = !group_exprs.is_empty()
             || having.is_some()
+            || qualify.as_ref().is_some_and(Expr::contains_agg)
             || items.iter().any(|(e, _)| e.contains_agg())
             || sort_exprs.iter().any(|(e, _)| e.contains_agg());
         if aggregate {
@@ -673,6 +698,7 @@ impl<'a> QueryPlanner<'a> {
             };
             items.iter().for_each(|(e, _)| collect(e));
             having.iter().for_each(&mut collect);
+            qualify.iter().for_each(&mut collect);
             sort_exprs.iter().for_each(|(e, _)| collect(e));
             let key_names: Vec<String> = (0..keys.len()).map(|i| format!("__k{i}")).collect();
             let agg_names: Vec<String> = (0..aggs.len()).map(|i| format!("__a{i}")).collect();
@@ -704,6 +730,7 @@ impl<'a> QueryPlanner<'a> {
                 .map(|(e, n)| Ok((rewrite(e)?, n.clone())))
                 .collect::<Result<Vec<_>>>()?;
             let new_having = having.as_ref().map(&rewrite).transpose()?;
+            qualify = qualify.as_ref().map(&rewrite).transpose()?;
             let new_sorts = sort_exprs
                 .iter()
                 .map(|(e, o)| Ok((rewrite(e)?, *o)))
@@ -742,8 +769,15 @@ impl<'a> QueryPlanner<'a> {
             items
                 .iter_mut()
                 .map(|(e, _)| e)
-                .chain(sort_exprs.iter_mut().map(|(e, _)| e)),
+                .chain(sort_exprs.iter_mut().map(|(e, _)| e))
+                .chain(qualify.iter_mut()),
         ));
+        if let Some(predicate) = qualify {
+            plan = LogicalPlan::Filter {
+                input: Arc::new(plan),
+                predicate,
+            };
+        }
 
         // Projection, with hidden sort columns where ORDER BY needs them.
         let mut exprs: Vec<Expr> = items
@@ -771,7 +805,7 @@ impl<'a> QueryPlanner<'a> {
             input: Arc::new(plan),
             exprs,
         };
-        if s.distinct.is_some() {
+        if matches!(s.distinct, Some(ast::Distinct::Distinct)) {
             if hidden > 0 {
                 return Err(SlothError::plan(
                     "with SELECT DISTINCT, ORDER BY expressions must appear in the select list",
@@ -802,6 +836,23 @@ impl<'a> QueryPlanner<'a> {
             return Err(SlothError::plan(
                 "a correlated reference outside a subquery",
             ));
+        }
+        if let Some(top) = &s.top {
+            // A limit inside a correlated subquery would cut the rows of
+            // all outer rows together, once decorrelated into a join.
+            if !correlated.is_empty() {
+                return Err(SlothError::unsupported("TOP in a correlated subquery"));
+            }
+            let n = match &top.quantity {
+                Some(ast::TopQuantity::Constant(n)) => *n as usize,
+                Some(ast::TopQuantity::Expr(e)) => literal_usize(e, "TOP")?,
+                None => return Err(SlothError::plan("TOP needs a row count")),
+            };
+            plan = LogicalPlan::Slice {
+                input: Arc::new(plan),
+                offset: 0,
+                len: Some(n),
+            };
         }
         Ok((plan, correlated))
     }
@@ -1076,4 +1127,72 @@ fn join_on(
         filter: None,
     };
     Ok((Arc::new(j), Expr::conjunction(residual)))
+}
+
+/// A select item's column name when it has no alias: the expression as
+/// written, keywords and unquoted names lowercased, quoted text kept
+/// (`count(*) FILTER (WHERE s = 'F')` → `count(*) filter (where s = 'F')`).
+fn expression_name(e: &ast::Expr) -> String {
+    let text = e.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    for ch in text.chars() {
+        match quote {
+            Some(q) => {
+                out.push(ch);
+                if ch == q {
+                    quote = None;
+                }
+            }
+            None => {
+                if ch == '\'' || ch == '"' {
+                    quote = Some(ch);
+                }
+                out.push(ch.to_ascii_lowercase());
+            }
+        }
+    }
+    out
+}
+
+/// `*` (or `t.*`) over `columns`, less those EXCLUDE/EXCEPT names.
+fn expand_wildcard(
+    columns: &[&ScopeColumn],
+    options: &ast::WildcardAdditionalOptions,
+) -> Result<Vec<(Expr, String)>> {
+    check_wildcard(options)?;
+    let excluded = excluded_names(options, ident);
+    if let Some(missing) = excluded
+        .iter()
+        .find(|n| !columns.iter().any(|c| &c.name == *n))
+    {
+        let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+        return Err(SlothError::plan(format!(
+            "EXCLUDE names column '{missing}', which * does not select (columns: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(columns
+        .iter()
+        .filter(|c| !excluded.contains(&c.name))
+        .map(|c| (col(c.internal.as_str()), c.name.clone()))
+        .collect())
+}
+
+/// The FROM of a SELECT without one: a single row with one hidden column,
+/// so `SELECT 1 + 1` evaluates its items once.
+fn one_row() -> Result<(Vec<Item>, Scope)> {
+    use arrow::array::{ArrayRef, Int8Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::record_batch::RecordBatch;
+    const NAME: &str = "__one_row";
+    let schema = Arc::new(Schema::new(vec![Field::new(NAME, DataType::Int8, false)]));
+    let column: ArrayRef = Arc::new(Int8Array::from(vec![0i8]));
+    let batch = RecordBatch::try_new(schema, vec![column])?;
+    let frame = crate::frame::LazyFrame::from_batches(vec![batch])?;
+    let item = (
+        Arc::new(frame.logical_plan().clone()),
+        HashSet::from([NAME.to_string()]),
+    );
+    Ok((vec![item], Scope { columns: vec![] }))
 }
