@@ -364,6 +364,65 @@ fn intervals_add_every_part_they_spell_out() {
     }
 }
 
+#[test]
+fn casts_to_integers_round_half_away_from_zero() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q(
+            "select cast(3.7 as integer), cast(-3.5 as integer), cast(2.5 as bigint), cast(cast(3.5 as double) as int), cast(-2.4 as integer), cast(7 as smallint)"
+        ),
+        vec!["4|-4|3|4|-2|7"]
+    );
+    // Over a column (no constant folding): never more than one half away
+    // (a truncating cast is, for about half the rows).
+    assert_eq!(
+        q(
+            "select count(*) from customer where abs(c_acctbal - cast(c_acctbal as bigint)) > 0.5 or abs(c_acctbal - cast(cast(c_acctbal as double) as bigint)) > 0.5"
+        ),
+        vec!["0"]
+    );
+    // Out of range: an error (when planned or run), not a null.
+    let e = c
+        .sql("select cast(300 as tinyint)")
+        .and_then(|lf| lf.collect())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot cast") || e.contains("300"), "{e}");
+}
+
+#[test]
+fn string_concatenation_and_quantified_subqueries() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q("select r_name || '-' || r_regionkey, 'x' || 'y' from region order by 1 limit 2"),
+        vec!["AFRICA-0|xy", "AMERICA-1|xy"]
+    );
+    // Null in, null out; dates join as their text.
+    assert_eq!(
+        q(
+            "select n_name || case when n_nationkey < 2 then null else '!' end, date '1995-03-15' || '' from nation where n_nationkey < 3 order by n_nationkey"
+        ),
+        vec!["null|1995-03-15", "null|1995-03-15", "BRAZIL!|1995-03-15"]
+    );
+    assert_eq!(
+        q(
+            "select n_name from nation where n_regionkey = any (select r_regionkey from region where r_name = 'ASIA') order by 1"
+        ),
+        q(
+            "select n_name from nation where n_regionkey in (select r_regionkey from region where r_name = 'ASIA') order by 1"
+        )
+    );
+    assert_eq!(
+        q(
+            "select count(*) from nation where n_regionkey <> all (select r_regionkey from region where r_name like 'A%')"
+        ),
+        // AFRICA, AMERICA and ASIA have 5 nations each.
+        vec!["10"]
+    );
+}
+
 /// sqlparser parses clauses sloth does not run; each must be refused by
 /// name, not dropped (which would return rows the query did not ask for).
 #[test]

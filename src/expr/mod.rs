@@ -181,6 +181,8 @@ pub enum ScalarFunc {
     Round,
     /// First non-null argument.
     Coalesce,
+    /// `a || b || ..`: the arguments as text, joined; null if any is null.
+    Concat,
 }
 
 impl ScalarFunc {
@@ -203,6 +205,7 @@ impl ScalarFunc {
             Abs => "abs",
             Round => "round",
             Coalesce => "coalesce",
+            Concat => "concat",
         }
     }
 }

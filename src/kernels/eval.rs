@@ -20,6 +20,33 @@ use crate::physical::expr::{Node, PhysicalExpr, literal_i64};
 use super::like::WildcardPattern;
 use super::strings;
 
+/// `CAST(a AS to)` with SQL's semantics: a decimal or float cast to an
+/// integer rounds half away from zero (PostgreSQL, DuckDB: `CAST(3.7 AS
+/// INT)` is 4), where arrow's cast truncates; a value that does not fit is
+/// an error, not a null.
+pub fn sql_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    let opts = arrow::compute::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let fail = |err: arrow::error::ArrowError| {
+        SlothError::Data(format!("cannot cast {} to {to}: {err}", a.data_type()))
+    };
+    let rounded: Option<ArrayRef> = match a.data_type() {
+        DataType::Decimal128(p, s) if to.is_integer() && *s > 0 => Some(
+            arrow::compute::cast_with_options(a, &DataType::Decimal128(*p, 0), &opts)
+                .map_err(fail)?,
+        ),
+        DataType::Float32 | DataType::Float64 if to.is_integer() => {
+            let f = cast(a, &DataType::Float64)?;
+            let r: Float64Array = f.as_primitive::<Float64Type>().unary(f64::round);
+            Some(Arc::new(r))
+        }
+        _ => None,
+    };
+    arrow::compute::cast_with_options(rounded.as_ref().unwrap_or(a), to, &opts).map_err(fail)
+}
+
 /// The value of an expression over a batch: a full column or one constant.
 #[derive(Debug, Clone)]
 pub enum ColumnarValue {
@@ -125,15 +152,7 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
         })?,
         Node::Cast(e) => {
             let to = &expr.data_type;
-            map_unary(evaluate(e, batch)?, |a| {
-                let opts = arrow::compute::CastOptions {
-                    safe: false,
-                    ..Default::default()
-                };
-                arrow::compute::cast_with_options(a, to, &opts).map_err(|err| {
-                    SlothError::Data(format!("cannot cast {} to {to}: {err}", a.data_type()))
-                })
-            })?
+            map_unary(evaluate(e, batch)?, |a| sql_cast(a, to))?
         }
         Node::Case(branches, otherwise) => {
             let n = batch.num_rows();
@@ -390,6 +409,19 @@ fn function(
                     }
                     acc = acc_arr;
                     acc
+                }
+                Concat => {
+                    let mut parts = vec![(a, scalar)];
+                    for arg in &args[1..] {
+                        parts.push(match evaluate(arg, batch)? {
+                            ColumnarValue::Array(a) => (a, false),
+                            ColumnarValue::Scalar(a) => (a, true),
+                        });
+                    }
+                    let all_scalar = parts.iter().all(|(_, constant)| *constant);
+                    let rows = if all_scalar { 1 } else { batch.num_rows() };
+                    let out = strings::concat(&parts, rows)?;
+                    return Ok(ColumnarValue::wrap(out, all_scalar));
                 }
                 _ => unreachable!(),
             }

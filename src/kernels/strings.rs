@@ -41,6 +41,68 @@ pub fn map_str(a: &ArrayRef, mut f: impl FnMut(&str, &mut String)) -> Result<Arr
     Ok(Arc::new(out.finish()))
 }
 
+/// One string column of any layout, read by row.
+enum Strings<'a> {
+    Utf8(&'a StringArray),
+    Large(&'a LargeStringArray),
+    View(&'a StringViewArray),
+}
+
+impl<'a> Strings<'a> {
+    fn new(a: &'a ArrayRef) -> Result<Self> {
+        Ok(match a.data_type() {
+            DataType::Utf8 => Strings::Utf8(a.as_string::<i32>()),
+            DataType::LargeUtf8 => Strings::Large(a.as_string::<i64>()),
+            DataType::Utf8View => Strings::View(a.as_string_view()),
+            t => {
+                return Err(SlothError::types(format!(
+                    "expected a string column, got {t}"
+                )));
+            }
+        })
+    }
+
+    fn get(&self, i: usize) -> Option<&'a str> {
+        match self {
+            Strings::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+/// SQL `a || b || ..` over `rows` rows: each part is a string column, or a
+/// constant (one row, `true` beside it) repeated; null where any part is.
+pub fn concat(parts: &[(ArrayRef, bool)], rows: usize) -> Result<ArrayRef> {
+    let columns = parts
+        .iter()
+        .map(|(a, constant)| Ok((Strings::new(a)?, *constant)))
+        .collect::<Result<Vec<_>>>()?;
+    let bytes: usize = parts
+        .iter()
+        .map(|(a, constant)| {
+            let size = a.get_buffer_memory_size();
+            if *constant { size * rows } else { size }
+        })
+        .sum();
+    let mut out = StringBuilder::with_capacity(rows, bytes.min(1 << 30));
+    let mut buf = String::new();
+    'rows: for row in 0..rows {
+        buf.clear();
+        for (strings, constant) in &columns {
+            match strings.get(if *constant { 0 } else { row }) {
+                Some(s) => buf.push_str(s),
+                None => {
+                    out.append_null();
+                    continue 'rows;
+                }
+            }
+        }
+        out.append_value(&buf);
+    }
+    Ok(Arc::new(out.finish()))
+}
+
 /// SQL `substring(s FROM start FOR len)`: 1-based, in characters; a start
 /// below 1 eats into the length, as in PostgreSQL.
 ///

@@ -93,7 +93,7 @@ impl PhysicalExpr {
         }
         // Constants are cast once here rather than once per batch.
         if let Node::Literal(array) = &self.node {
-            let cast = arrow::compute::cast(array, to)?;
+            let cast = crate::kernels::eval::sql_cast(array, to)?;
             return Ok(PhysicalExpr::new(Node::Literal(cast), to.clone()));
         }
         Ok(PhysicalExpr::new(Node::Cast(Box::new(self)), to.clone()))
@@ -553,6 +553,21 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
                 .map(|a| a.cast_to(&t))
                 .collect::<Result<Vec<_>>>()?;
             return Ok(PhysicalExpr::new(Node::Function(func, args), t));
+        }
+        Concat => {
+            arity(2..=usize::MAX)?;
+            // Numbers and dates join as their text, as in PostgreSQL.
+            let args = args
+                .into_iter()
+                .map(|a| match a.data_type {
+                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => Ok(a),
+                    _ => a.cast_to(&DataType::Utf8),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(
+                Node::Function(func, args),
+                DataType::Utf8,
+            ));
         }
     };
     Ok(PhysicalExpr::new(Node::Function(func, args), out))

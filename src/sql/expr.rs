@@ -61,6 +61,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
                 BinaryOperator::GtEq => l.gt_eq(rr),
                 BinaryOperator::And => l.and(rr),
                 BinaryOperator::Or => l.or(rr),
+                BinaryOperator::StringConcat => Expr::Function(ScalarFunc::Concat, vec![l, rr]),
                 other => return Err(SlothError::unsupported(format!("operator {other}"))),
             }
         }

@@ -150,6 +150,27 @@ impl SelectResolver<'_, '_> {
                 _ => Ok(false),
             },
             ast::Expr::Nested(inner) => self.subquery_condition(inner),
+            // `x = ANY (q)` is `x IN (q)` and `x <> ALL (q)` is `x NOT IN
+            // (q)`, nulls included.
+            ast::Expr::AnyOp {
+                left,
+                compare_op: ast::BinaryOperator::Eq,
+                right,
+                ..
+            }
+            | ast::Expr::AllOp {
+                left,
+                compare_op: ast::BinaryOperator::NotEq,
+                right,
+            } => match right.as_ref() {
+                ast::Expr::Subquery(q) => self.subquery_condition(&ast::Expr::In {
+                    expr: left.clone(),
+                    target: ast::InTarget::Subquery(q.clone()),
+                    negated: matches!(c, ast::Expr::AllOp { .. }),
+                    global: false,
+                }),
+                _ => Ok(false),
+            },
             ast::Expr::In {
                 expr,
                 target: ast::InTarget::Subquery(q),

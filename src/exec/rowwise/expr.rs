@@ -283,6 +283,16 @@ fn function(
             }
             Value::Null
         }
+        Concat => {
+            let mut out = text(&first).unwrap_or_default().to_string();
+            for a in &args[1..] {
+                match eval(a, row, schema)? {
+                    Value::Null => return Ok(Value::Null),
+                    v => out.push_str(&text(&v).unwrap_or_default()),
+                }
+            }
+            Value::Str(out.into())
+        }
         Round => fallback(expr, row, schema)?,
     })
 }
