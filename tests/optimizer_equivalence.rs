@@ -222,6 +222,8 @@ proptest! {
         for s in &steps {
             lf = apply(lf, s, &other, &third);
         }
+        let traced = sloth::optimizer::optimize_traced(lf.logical_plan(), &OptimizerOptions::default()).unwrap();
+        prop_assert!(traced.converged, "no fixed point within {} passes:\n{}", sloth::optimizer::MAX_PASSES, traced.plan);
         let reference = lf.collect_unoptimized().unwrap().to_sorted_csv().unwrap();
         let optimized = lf.collect().unwrap().to_sorted_csv().unwrap();
         prop_assert_eq!(&reference, &optimized, "plan:\n{}", lf.explain(true).unwrap());

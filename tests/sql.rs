@@ -331,6 +331,18 @@ fn top_fetch_qualify_exclude_and_select_without_from() {
         q("select r_name from region where r_regionkey = (select 2)"),
         vec!["ASIA"]
     );
+    assert_eq!(
+        q(
+            "select n_regionkey, count(*), max(n_name) from nation where n_nationkey < 9 group by all order by 1"
+        ),
+        q(
+            "select n_regionkey, count(*), max(n_name) from nation where n_nationkey < 9 group by n_regionkey order by 1"
+        )
+    );
+    assert_eq!(
+        q("select n_regionkey % 2 as odd, count(*) c from nation group by all order by odd"),
+        vec!["0|15", "1|10"]
+    );
     // ALL keeps duplicates, as no quantifier does.
     assert_eq!(q("select all n_regionkey from nation").len(), 25);
 }
@@ -462,8 +474,17 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
         ),
         ("select * from region, lateral (select 1) t", "LATERAL"),
         ("select * into t2 from region", "SELECT INTO"),
+        (
+            "select sum(distinct n_regionkey) from nation",
+            "sum(DISTINCT",
+        ),
+        (
+            "select avg(distinct n_regionkey) from nation",
+            "avg(DISTINCT",
+        ),
     ] {
-        match c.sql(sql) {
+        // Refused when planned or, at the latest, when run.
+        match c.sql(sql).and_then(|lf| lf.collect()) {
             Ok(_) => panic!("{sql}: planned, but sloth does not run {what}"),
             Err(e) => {
                 let e = e.to_string();

@@ -90,6 +90,23 @@ tpch_tests! {
     q19 => "q19", q20 => "q20", q21 => "q21", q22 => "q22"
 }
 
+/// The optimizer's rules reach a fixed point on every query: a rule that
+/// keeps rewriting its own output would be cut off at `MAX_PASSES` with a
+/// plan that grew each pass.
+#[test]
+fn the_optimizer_converges_on_every_query() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let c = ctx(OptimizerOptions::default());
+    for q in 1..=22 {
+        let sql = std::fs::read_to_string(format!("{dir}/queries/tpch/q{q:02}.sql")).unwrap();
+        let lf = c.sql(sql.trim().trim_end_matches(';')).unwrap();
+        let traced =
+            sloth::optimizer::optimize_traced(lf.logical_plan(), &OptimizerOptions::default())
+                .unwrap();
+        assert!(traced.converged, "q{q:02}:\n{}", traced.plan);
+    }
+}
+
 /// The tables written as Parquet files (once per test binary), so the scans
 /// decode pages: fixed-width columns in `io/page_decode.rs`, the rest in
 /// arrow-rs.

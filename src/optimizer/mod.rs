@@ -113,6 +113,26 @@ pub fn optimize(
     plan: &LogicalPlan,
     options: &OptimizerOptions,
 ) -> Result<(LogicalPlan, Vec<String>)> {
+    let o = optimize_traced(plan, options)?;
+    Ok((o.plan, o.fired))
+}
+
+/// What [`optimize_traced`] did.
+#[derive(Debug)]
+pub struct Optimized {
+    /// The optimized plan.
+    pub plan: LogicalPlan,
+    /// Names of the rules that changed it, in the order they first did.
+    pub fired: Vec<String>,
+    /// Whether [`RULES`] reached a fixed point within [`MAX_PASSES`]. A
+    /// rule that rewrites its own output on every pass (a projection added
+    /// above another each time) never does; the plan is still correct, but
+    /// the tests require convergence.
+    pub converged: bool,
+}
+
+/// [`optimize`], also telling whether the rules converged.
+pub fn optimize_traced(plan: &LogicalPlan, options: &OptimizerOptions) -> Result<Optimized> {
     for d in &options.disabled {
         if !RULES.iter().chain(FINAL_RULES).any(|r| r.name() == d) {
             return Err(crate::SlothError::plan(format!(
@@ -137,17 +157,23 @@ pub fn optimize(
         *plan = new;
         Ok(true)
     };
+    let mut converged = false;
     for _ in 0..MAX_PASSES {
         let mut changed = false;
         for rule in RULES.iter().filter(|r| options.enabled(r.name())) {
             changed |= apply(*rule, &mut plan)?;
         }
         if !changed {
+            converged = true;
             break;
         }
     }
     for rule in FINAL_RULES.iter().filter(|r| options.enabled(r.name())) {
         apply(*rule, &mut plan)?;
     }
-    Ok((plan, fired))
+    Ok(Optimized {
+        plan,
+        fired,
+        converged,
+    })
 }

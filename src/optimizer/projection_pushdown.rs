@@ -220,9 +220,13 @@ impl Pruner {
                     .iter()
                     .map(|f| f.name().clone())
                     .collect();
-                let positions: Vec<usize> = (0..out.len())
+                let mut positions: Vec<usize> = (0..out.len())
                     .filter(|&i| wants(&needed, &out[i]))
                     .collect();
+                if positions.is_empty() && !out.is_empty() {
+                    // Nothing read, but the row count matters (count(*)): keep one column.
+                    positions.push(0);
+                }
                 let mut new_inputs = Vec::new();
                 for i in inputs {
                     let theirs: Vec<String> = i
@@ -234,11 +238,24 @@ impl Pruner {
                     let pick: BTreeSet<String> =
                         positions.iter().map(|&p| theirs[p].clone()).collect();
                     let pruned = self.prune(i, Some(pick))?;
-                    let exact = positions.iter().map(|&p| col(theirs[p].as_str())).collect();
-                    new_inputs.push(Arc::new(LogicalPlan::Project {
-                        input: Arc::new(pruned),
-                        exprs: exact,
-                    }));
+                    let wanted: Vec<&String> = positions.iter().map(|&p| &theirs[p]).collect();
+                    let has: Vec<String> = pruned
+                        .schema()?
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect();
+                    // A projection only where the pruned input is not already
+                    // exactly those columns in order: one added every pass
+                    // would stack up without end.
+                    new_inputs.push(if has.iter().eq(wanted.iter().copied()) {
+                        Arc::new(pruned)
+                    } else {
+                        Arc::new(LogicalPlan::Project {
+                            input: Arc::new(pruned),
+                            exprs: wanted.iter().map(|n| col(n.as_str())).collect(),
+                        })
+                    });
                 }
                 LogicalPlan::Union { inputs: new_inputs }
             }
@@ -300,6 +317,41 @@ mod tests {
             optimized(&lf),
             "Project [c]\n  Project [c]\n    Scan memory (3 rows) columns=[c]\n"
         );
+    }
+
+    #[test]
+    fn union_inputs_keep_only_what_is_read_and_are_projected_once() {
+        let a = t(&["a", "b", "c"]);
+        let lf = a
+            .union(std::slice::from_ref(&a))
+            .agg([col("b").sum().alias("s")]);
+        let once = optimized(&lf);
+        assert_eq!(
+            once,
+            "Aggregate keys=[] aggs=[sum(b) AS s]\n  Union\n    Scan memory (3 rows) columns=[b]\n    Scan memory (3 rows) columns=[b]\n"
+        );
+        // Idempotent: a second pass adds no projection (it used to add one
+        // above each input on every pass).
+        let first = ProjectionPushdown
+            .rewrite(lf.logical_plan())
+            .unwrap()
+            .unwrap();
+        let second = ProjectionPushdown.rewrite(&first).unwrap().unwrap();
+        assert_eq!(second.to_string(), once);
+    }
+
+    #[test]
+    fn count_star_over_a_union_keeps_one_column_per_input() {
+        let a = t(&["a", "b"]);
+        let lf = a
+            .union(std::slice::from_ref(&a))
+            .agg([crate::expr::count_star().alias("n")]);
+        assert_eq!(
+            optimized(&lf),
+            "Aggregate keys=[] aggs=[count(*) AS n]\n  Union\n    Scan memory (3 rows) columns=[a]\n    Scan memory (3 rows) columns=[a]\n"
+        );
+        // It ran: "must either specify a row count or at least one column".
+        assert_eq!(lf.collect().unwrap().to_sorted_csv().unwrap(), "n\n6\n");
     }
 
     #[test]

@@ -630,8 +630,17 @@ impl<'a> QueryPlanner<'a> {
 
         let group_exprs: Vec<&ast::Expr> = match &s.group_by {
             ast::GroupByExpr::Expressions(e, _) => e.iter().collect(),
-            ast::GroupByExpr::All(_) => return Err(SlothError::unsupported("GROUP BY ALL")),
+            ast::GroupByExpr::All(_) => vec![],
         };
+        // GROUP BY ALL: every select item without an aggregate or a window.
+        let group_all: Option<Vec<Expr>> =
+            matches!(s.group_by, ast::GroupByExpr::All(_)).then(|| {
+                items[..visible_items]
+                    .iter()
+                    .filter(|(e, _)| !e.contains_agg() && !contains_window(e))
+                    .map(|(e, _)| e.clone())
+                    .collect()
+            });
         let having = s.having.as_ref().map(|h| convert(h, scope)).transpose()?;
         // QUALIFY filters after the window functions, as HAVING does after
         // the aggregation.
@@ -659,33 +668,40 @@ impl<'a> QueryPlanner<'a> {
         // come after the aggregation.
         let late_pending: Vec<_> = resolver.pending.borrow_mut().drain(..).collect();
         let aggregate = !group_exprs.is_empty()
+            || group_all.is_some()
             || having.is_some()
             || qualify.as_ref().is_some_and(Expr::contains_agg)
             || items.iter().any(|(e, _)| e.contains_agg())
             || sort_exprs.iter().any(|(e, _)| e.contains_agg());
         if aggregate {
-            let keys: Vec<Expr> = group_exprs
-                .iter()
-                .map(|g| {
-                    if let Some(i) = ordinal(g) {
-                        return items.get(i).map(|(e, _)| e.clone()).ok_or_else(|| {
-                            SlothError::plan(format!("GROUP BY position {} is out of range", i + 1))
-                        });
-                    }
-                    match convert(g, scope) {
-                        Ok(e) => Ok(e),
-                        // GROUP BY an output alias.
-                        Err(err) => match g {
-                            ast::Expr::Identifier(i) => items
-                                .iter()
-                                .find(|(_, n)| *n == ident(i))
-                                .map(|(e, _)| e.clone())
-                                .ok_or(err),
-                            _ => Err(err),
-                        },
-                    }
-                })
-                .collect::<Result<Vec<Expr>>>()?;
+            let keys: Vec<Expr> = match group_all {
+                Some(keys) => keys,
+                None => group_exprs
+                    .iter()
+                    .map(|g| {
+                        if let Some(i) = ordinal(g) {
+                            return items.get(i).map(|(e, _)| e.clone()).ok_or_else(|| {
+                                SlothError::plan(format!(
+                                    "GROUP BY position {} is out of range",
+                                    i + 1
+                                ))
+                            });
+                        }
+                        match convert(g, scope) {
+                            Ok(e) => Ok(e),
+                            // GROUP BY an output alias.
+                            Err(err) => match g {
+                                ast::Expr::Identifier(i) => items
+                                    .iter()
+                                    .find(|(_, n)| *n == ident(i))
+                                    .map(|(e, _)| e.clone())
+                                    .ok_or(err),
+                                _ => Err(err),
+                            },
+                        }
+                    })
+                    .collect::<Result<Vec<Expr>>>()?,
+            };
             let mut keys = keys;
             keys.extend(corr_cols.iter().map(|c| col(c.as_str())));
             let mut aggs: Vec<Expr> = Vec::new();
@@ -1127,6 +1143,12 @@ fn join_on(
         filter: None,
     };
     Ok((Arc::new(j), Expr::conjunction(residual)))
+}
+
+fn contains_window(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |n| found |= matches!(n, Expr::Window { .. }));
+    found
 }
 
 /// A select item's column name when it has no alias: the expression as

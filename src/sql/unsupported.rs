@@ -78,7 +78,9 @@ pub(super) fn check_select(s: &Select) -> Result<()> {
         return refuse(what);
     }
     match &s.group_by {
-        GroupByExpr::Expressions(_, modifiers) if !modifiers.is_empty() => {
+        GroupByExpr::Expressions(_, modifiers) | GroupByExpr::All(modifiers)
+            if !modifiers.is_empty() =>
+        {
             refuse(format!("GROUP BY .. {}", modifiers[0]))
         }
         _ => Ok(()),

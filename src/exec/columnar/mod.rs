@@ -120,7 +120,14 @@ pub fn run_operator(
                         .zip(schema.fields())
                         .map(|(c, f)| crate::kernels::cast_if_needed(c, f.data_type()))
                         .collect::<Result<Vec<_>>>()?;
-                    out.push(RecordBatch::try_new(schema.clone(), cols)?);
+                    // The row count matters even without columns (count(*)).
+                    let options = arrow::record_batch::RecordBatchOptions::new()
+                        .with_row_count(Some(b.num_rows()));
+                    out.push(RecordBatch::try_new_with_options(
+                        schema.clone(),
+                        cols,
+                        &options,
+                    )?);
                 }
             }
             Ok(out)
