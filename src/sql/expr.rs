@@ -79,6 +79,11 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             other => return Err(SlothError::unsupported(format!("operator {other}"))),
         },
         ast::Expr::IsNull(e) => c(e)?.is_null(),
+        // Two-valued tests of a three-valued boolean: null is neither.
+        ast::Expr::IsTrue(e) => coalesce(c(e)?, false),
+        ast::Expr::IsNotTrue(e) => coalesce(c(e)?, false).not(),
+        ast::Expr::IsFalse(e) => coalesce(c(e)?, true).not(),
+        ast::Expr::IsNotFalse(e) => coalesce(c(e)?, true),
         ast::Expr::IsNotNull(e) => c(e)?.is_not_null(),
         ast::Expr::Between {
             expr,
@@ -437,6 +442,10 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         None => Ok(call),
         Some(cond) => filter_aggregate(call, convert(cond, r)?, f),
     }
+}
+
+fn coalesce(e: Expr, otherwise: bool) -> Expr {
+    Expr::Function(ScalarFunc::Coalesce, vec![e, lit(otherwise)])
 }
 
 /// Names the SQL front end maps to aggregate functions.

@@ -913,7 +913,8 @@ fn combine_items(items: Vec<Item>, mut converted: Vec<Expr>) -> Result<(LogicalP
 
 fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
     let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-    // SQL default (PostgreSQL, DuckDB): nulls sort as larger than any value.
+    // PostgreSQL's default: nulls sort as larger than any value, so last
+    // ascending and first descending (DuckDB puts them last either way).
     let nulls_last = match o.options.nulls_first {
         Some(first) => !first,
         None => !descending,
