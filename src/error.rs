@@ -30,6 +30,14 @@ pub enum SlothError {
         /// The registered tables.
         available: Vec<String>,
     },
+    /// A table of a registered directory whose file could not be read.
+    #[error("table '{name}' could not be read: {reason}")]
+    UnreadableTable {
+        /// The table's name.
+        name: String,
+        /// The error reading its file gave.
+        reason: String,
+    },
     /// Operand types that an operator or function does not accept.
     #[error("type mismatch: {0}")]
     TypeMismatch(String),

@@ -170,6 +170,33 @@ fn bad_input_exits_non_zero_with_one_line() {
     }
 }
 
+/// One malformed file in a `--data` directory does not stop queries over
+/// the others; a query that names it gets its error.
+#[test]
+fn an_unreadable_file_fails_only_the_queries_that_read_it() {
+    let dir = csv_dir();
+    std::fs::write(dir.path().join("bad.csv"), "a,b\n1,2\n3\n").unwrap();
+    let run = |sql: &str| {
+        sloth()
+            .args(["sql", "--format", "csv", "--data"])
+            .arg(dir.path())
+            .args(["-c", sql])
+            .output()
+            .unwrap()
+    };
+    let out = run("select count(*) from t");
+    assert_success(&out);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "count(*)\n3\n");
+    let out = run("select * from bad");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(
+        err.contains("table 'bad' could not be read") && err.contains("malformed CSV"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
 #[test]
 fn repl_runs_dot_commands_and_multi_line_statements() {
     let dir = csv_dir();

@@ -440,7 +440,8 @@ fn is_true_and_is_false_treat_null_as_neither() {
     let c = ctx(OptimizerOptions::default());
     let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
     // b: null for keys 0-4, true for 5-14, false for 15-24.
-    let t = "(select case when n_nationkey < 5 then null else n_nationkey < 15 end as b from nation) t";
+    let t =
+        "(select case when n_nationkey < 5 then null else n_nationkey < 15 end as b from nation) t";
     assert_eq!(
         q(&format!(
             "select count(*) filter (where b is true), count(*) filter (where b is not true), count(*) filter (where b is false), count(*) filter (where b is not false) from {t}"

@@ -408,7 +408,12 @@ fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
                 (Some(".help"), _) => println!(
                     ".tables            list tables\n.schema NAME       show a table's columns\n.timer on|off      time each statement\n.mode table|csv|json  output format\n.quit              leave"
                 ),
-                (Some(".tables"), _) => println!("{}", ctx.table_names().join("\n")),
+                (Some(".tables"), _) => {
+                    println!("{}", ctx.table_names().join("\n"));
+                    for (name, why) in ctx.unreadable_tables() {
+                        println!("{name} (unreadable: {why})");
+                    }
+                }
                 (Some(".schema"), Some(name)) => match ctx.table(name).and_then(|t| t.schema()) {
                     Ok(s) => s
                         .fields()

@@ -26,6 +26,9 @@ use crate::optimizer::OptimizerOptions;
 #[derive(Debug, Clone, Default)]
 pub struct SqlContext {
     tables: BTreeMap<String, LazyFrame>,
+    /// Files of a registered directory that could not be read, by table
+    /// name: the error, reported when a query names the table.
+    unreadable: BTreeMap<String, String>,
     options: OptimizerOptions,
     device: Device,
 }
@@ -68,7 +71,9 @@ impl SqlContext {
 
     /// Registers a frame under `name` (case-insensitive).
     pub fn register(&mut self, name: &str, frame: LazyFrame) {
-        self.tables.insert(name.to_ascii_lowercase(), frame);
+        let key = name.to_ascii_lowercase();
+        self.unreadable.remove(&key);
+        self.tables.insert(key, frame);
     }
 
     /// Registers a CSV/Parquet/IPC file under `name`.
@@ -78,7 +83,10 @@ impl SqlContext {
         Ok(())
     }
 
-    /// Registers every `*.parquet`, `*.csv` and `*.arrow` file in `dir` under its file stem.
+    /// Registers every `*.parquet`, `*.csv` and `*.arrow` file in `dir` under
+    /// its file stem; returns how many. A file that cannot be read (a
+    /// malformed CSV, a truncated Parquet file) does not stop the others:
+    /// a query that names its table gets the file's error.
     pub fn register_dir(&mut self, dir: impl AsRef<Path>) -> Result<usize> {
         let dir = dir.as_ref();
         let entries = std::fs::read_dir(dir).map_err(|e| SlothError::FileNotFound {
@@ -100,8 +108,13 @@ impl SqlContext {
             let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
-            self.register_file(stem, &p)?;
-            n += 1;
+            match self.register_file(stem, &p) {
+                Ok(()) => n += 1,
+                Err(e) => {
+                    self.unreadable
+                        .insert(stem.to_ascii_lowercase(), e.to_string());
+                }
+            }
         }
         Ok(n)
     }
@@ -113,12 +126,28 @@ impl SqlContext {
 
     /// The frame registered as `name`.
     pub fn table(&self, name: &str) -> Result<&LazyFrame> {
-        self.tables
-            .get(&name.to_ascii_lowercase())
-            .ok_or_else(|| SlothError::TableNotFound {
+        let key = name.to_ascii_lowercase();
+        if let Some(frame) = self.tables.get(&key) {
+            return Ok(frame);
+        }
+        Err(match self.unreadable.get(&key) {
+            Some(why) => SlothError::UnreadableTable {
+                name: name.to_string(),
+                reason: why.clone(),
+            },
+            None => SlothError::TableNotFound {
                 name: name.to_string(),
                 available: self.table_names(),
-            })
+            },
+        })
+    }
+
+    /// Tables of registered directories whose files could not be read,
+    /// with the reason.
+    pub fn unreadable_tables(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.unreadable
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     fn parse(&self, sql: &str) -> Result<Statement> {
