@@ -98,6 +98,30 @@ fn h2o_rowwise_equals_columnar() {
     }
 }
 
+/// Window aggregates: the columnar executor's accumulators per partition
+/// against the row-wise executor's own per-row aggregate states.
+#[test]
+fn window_aggregates_over_partitions_with_null_keys_and_values() {
+    let nullable_key = "case when c_custkey % 7 = 0 then null else c_nationkey end";
+    let nullable_value = "case when c_custkey % 5 = 0 then null else c_acctbal end";
+    for (agg, label) in [
+        ("sum", "sum"),
+        ("avg", "avg"),
+        ("min", "min"),
+        ("max", "max"),
+        ("count", "count"),
+        ("stddev_samp", "stddev"),
+        ("median", "median"),
+    ] {
+        check(
+            &format!(
+                "select c_custkey, {agg}({nullable_value}) over (partition by {nullable_key}, c_mktsegment) w, count(*) over () n from customer"
+            ),
+            label,
+        );
+    }
+}
+
 #[test]
 fn keys_that_stop_fitting_a_packed_key_midway_give_the_same_groups() {
     // Short strings first (packed keys), then long ones: each thread's table

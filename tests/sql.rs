@@ -205,7 +205,7 @@ fn sql_errors_are_clear() {
         .sql("select r_name, sum(r_regionkey) over (order by r_name) from region")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("window function 'sum'"), "{e}");
+    assert!(e.contains("running aggregates (sum()"), "{e}");
     let e = c
         .sql("select r_name, count(*) from region group by r_regionkey")
         .unwrap_err()
@@ -448,6 +448,57 @@ fn is_true_and_is_false_treat_null_as_neither() {
         )),
         vec!["10|15|10|15"]
     );
+}
+
+#[test]
+fn window_aggregates_cover_whole_partitions() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // The same numbers as a group-by joined back to its rows.
+    assert_eq!(
+        q(
+            "select n_name, count(*) over (partition by n_regionkey), sum(n_nationkey) over (partition by n_regionkey), max(n_name) over () from nation order by n_name"
+        ),
+        q(
+            "select n_name, c, s, m from nation join (select n_regionkey k, count(*) c, sum(n_nationkey) s from nation group by 1) g on n_regionkey = k, (select max(n_name) m from nation) x order by n_name"
+        )
+    );
+    // Inside expressions, over an aggregation, and in QUALIFY.
+    assert_eq!(
+        q(
+            "select n_regionkey, count(*) * 100 / sum(count(*)) over () pct from nation group by 1 order by 1"
+        ),
+        vec!["0|20", "1|20", "2|20", "3|20", "4|20"]
+    );
+    assert_eq!(
+        q(
+            "select n_regionkey, n_name from nation qualify n_nationkey = max(n_nationkey) over (partition by n_regionkey) order by 1"
+        ),
+        q(
+            "select n_regionkey, n_name from nation where n_nationkey in (select max(n_nationkey) from nation group by n_regionkey) order by 1"
+        )
+    );
+    for (sql, what) in [
+        (
+            "select sum(n_nationkey) over (order by n_name) from nation",
+            "running aggregates",
+        ),
+        (
+            "select count(distinct n_regionkey) over () from nation",
+            "DISTINCT in the window function",
+        ),
+        ("select first(n_name) over () from nation", "'first'"),
+        (
+            "select lag(n_name) over (order by n_name) from nation",
+            "'lag'",
+        ),
+    ] {
+        let e = c.sql(sql).unwrap_err().to_string();
+        assert!(
+            e.contains("not supported") && e.contains(what),
+            "{sql}: {e}"
+        );
+    }
 }
 
 /// sqlparser parses clauses sloth does not run; each must be refused by

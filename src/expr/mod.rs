@@ -221,8 +221,8 @@ pub struct SortKey {
     pub nulls_last: bool,
 }
 
-/// Window (ranking) functions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Window functions: ranking, or an aggregate over the whole partition.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WindowFunc {
     /// 1, 2, 3, … within each partition.
     RowNumber,
@@ -230,6 +230,9 @@ pub enum WindowFunc {
     Rank,
     /// Rank without gaps (1, 1, 2).
     DenseRank,
+    /// `sum(x) OVER (PARTITION BY k)`: the aggregate of the row's whole
+    /// partition, on every row of it.
+    Aggregate(AggFunc),
 }
 
 impl WindowFunc {
@@ -239,6 +242,7 @@ impl WindowFunc {
             WindowFunc::RowNumber => "row_number",
             WindowFunc::Rank => "rank",
             WindowFunc::DenseRank => "dense_rank",
+            WindowFunc::Aggregate(f) => f.name(),
         }
     }
 }
@@ -302,6 +306,8 @@ pub enum Expr {
     Window {
         /// The function.
         func: WindowFunc,
+        /// Its arguments (an aggregate's; none for ranking).
+        args: Vec<Expr>,
         /// Partition keys.
         partition_by: Vec<Expr>,
         /// Order within each partition.
@@ -443,8 +449,26 @@ impl Expr {
     pub fn over(func: WindowFunc, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Expr {
         Expr::Window {
             func,
+            args: vec![],
             partition_by,
             order_by,
+        }
+    }
+
+    /// A window aggregate (`sum(x) OVER (..)`) as the plain aggregate it
+    /// computes per partition; `None` for anything else.
+    pub fn window_aggregate(&self) -> Option<Expr> {
+        match self.unalias() {
+            Expr::Window {
+                func: WindowFunc::Aggregate(func),
+                args,
+                ..
+            } => Some(Expr::Agg {
+                func: *func,
+                args: args.clone(),
+                distinct: false,
+            }),
+            _ => None,
         }
     }
 
@@ -590,11 +614,13 @@ impl Expr {
             }
             Expr::Function(_, args) | Expr::Agg { args, .. } => args.iter().collect(),
             Expr::Window {
+                args,
                 partition_by,
                 order_by,
                 ..
-            } => partition_by
+            } => args
                 .iter()
+                .chain(partition_by)
                 .chain(order_by.iter().map(|k| &k.expr))
                 .collect(),
         }
@@ -647,10 +673,12 @@ impl Expr {
             },
             Expr::Window {
                 func,
+                args,
                 partition_by,
                 order_by,
             } => Expr::Window {
                 func,
+                args: args.into_iter().map(|e| e.transform(f)).collect(),
                 partition_by: partition_by.into_iter().map(|e| e.transform(f)).collect(),
                 order_by: order_by
                     .into_iter()
@@ -826,20 +854,29 @@ impl fmt::Display for Expr {
             }
             Expr::Window {
                 func,
+                args,
                 partition_by,
                 order_by,
             } => {
+                let a: Vec<String> = args.iter().map(|e| e.to_string()).collect();
                 let p: Vec<String> = partition_by.iter().map(|e| e.to_string()).collect();
                 let o: Vec<String> = order_by
                     .iter()
                     .map(|k| format!("{}{}", k.expr, if k.descending { " DESC" } else { "" }))
                     .collect();
+                let mut spec = Vec::new();
+                if !p.is_empty() {
+                    spec.push(format!("PARTITION BY {}", p.join(", ")));
+                }
+                if !o.is_empty() {
+                    spec.push(format!("ORDER BY {}", o.join(", ")));
+                }
                 write!(
                     f,
-                    "{}() OVER (PARTITION BY {} ORDER BY {})",
+                    "{}({}) OVER ({})",
                     func.name(),
-                    p.join(", "),
-                    o.join(", ")
+                    a.join(", "),
+                    spec.join(" ")
                 )
             }
             Expr::Wildcard => write!(f, "*"),

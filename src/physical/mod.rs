@@ -147,6 +147,8 @@ pub enum PhysicalPlan {
         input: Box<PhysicalPlan>,
         /// The function.
         func: WindowFunc,
+        /// Its arguments (an aggregate's).
+        args: Vec<PhysicalExpr>,
         /// Partition keys.
         partition_by: Vec<PhysicalExpr>,
         /// Order within partitions.
@@ -234,11 +236,13 @@ impl PhysicalPlan {
                 .collect(),
             PhysicalPlan::Sort { keys, .. } => keys.iter().map(|(e, _)| e).collect(),
             PhysicalPlan::Window {
+                args,
                 partition_by,
                 order_by,
                 ..
-            } => partition_by
+            } => args
                 .iter()
+                .chain(partition_by)
                 .chain(order_by.iter().map(|(e, _)| e))
                 .collect(),
             PhysicalPlan::CrossJoin { .. }
@@ -308,11 +312,13 @@ impl PhysicalPlan {
             PhysicalPlan::Slice { input, .. } => *input = b(input),
             PhysicalPlan::Window {
                 input,
+                args,
                 partition_by,
                 order_by,
                 ..
             } => {
                 *input = b(input);
+                *args = un(args);
                 *partition_by = un(partition_by);
                 *order_by = sorted(order_by);
             }
@@ -395,6 +401,7 @@ impl PhysicalPlan {
             PhysicalPlan::CrossJoin { .. } => "CrossJoin".to_string(),
             PhysicalPlan::Window {
                 func,
+                args,
                 partition_by,
                 order_by,
                 limit,
@@ -403,8 +410,9 @@ impl PhysicalPlan {
                 let o: Vec<String> = order_by.iter().map(|(e, _)| e.to_string()).collect();
                 let top = limit.map_or(String::new(), |k| format!(" limit={k} per partition"));
                 format!(
-                    "Window {}() partition=[{}] order=[{}]{top}",
+                    "Window {}({}) partition=[{}] order=[{}]{top}",
                     func.name(),
+                    list(args),
                     list(partition_by),
                     o.join(", ")
                 )

@@ -9,7 +9,7 @@ use arrow::compute::SortOptions;
 use super::expr::{PhysicalExpr, agg_output_type};
 use super::{AggregateExpr, BuildSide, PhysicalPlan, Stage};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, common_type};
+use crate::expr::{AggFunc, Expr, WindowFunc, common_type};
 use crate::plan::{JoinType, LogicalPlan, join_schema};
 
 /// `k` when `predicate` over `input` keeps only rows with
@@ -256,6 +256,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
             for e in exprs {
                 let Expr::Window {
                     func,
+                    args,
                     partition_by,
                     order_by,
                 } = e.unalias()
@@ -263,6 +264,17 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                     return Err(SlothError::plan(format!("'{e}' is not a window function")));
                 };
                 let in_schema = node.schema();
+                let args: Vec<PhysicalExpr> = args
+                    .iter()
+                    .map(|a| PhysicalExpr::compile(a, &in_schema))
+                    .collect::<Result<_>>()?;
+                let data_type = match func {
+                    WindowFunc::Aggregate(f) => {
+                        let types: Vec<_> = args.iter().map(|a| a.data_type.clone()).collect();
+                        agg_output_type(*f, &types)?
+                    }
+                    _ => arrow::datatypes::DataType::Int64,
+                };
                 let partition_by = partition_by
                     .iter()
                     .map(|p| PhysicalExpr::compile(p, &in_schema))
@@ -279,12 +291,13 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                     .collect::<Result<_>>()?;
                 fields.push(arrow::datatypes::Field::new(
                     e.output_name(),
-                    arrow::datatypes::DataType::Int64,
+                    data_type,
                     true,
                 ));
                 node = PhysicalPlan::Window {
                     input: Box::new(node),
                     func: *func,
+                    args,
                     partition_by,
                     order_by,
                     limit: None,

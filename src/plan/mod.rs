@@ -196,11 +196,13 @@ impl LogicalPlan {
                     if !matches!(e.unalias(), Expr::Window { .. }) {
                         return Err(SlothError::plan(format!("'{e}' is not a window function")));
                     }
-                    fields.push(Field::new(
-                        e.output_name(),
-                        arrow::datatypes::DataType::Int64,
-                        true,
-                    ));
+                    let data_type = match e.window_aggregate() {
+                        Some(agg) => crate::physical::expr::expr_field(&agg, &s)?
+                            .data_type()
+                            .clone(),
+                        None => arrow::datatypes::DataType::Int64,
+                    };
+                    fields.push(Field::new(e.output_name(), data_type, true));
                 }
                 check_unique(&fields)?;
                 Arc::new(Schema::new(fields))

@@ -267,6 +267,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
         },
         PhysicalPlan::Window {
             func,
+            args,
             partition_by,
             order_by,
             limit,
@@ -275,6 +276,7 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
         } => PhysicalPlan::Window {
             input: child(),
             func: *func,
+            args: args.clone(),
             partition_by: partition_by.clone(),
             order_by: order_by.clone(),
             limit: *limit,

@@ -296,17 +296,12 @@ pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
     })
 }
 
-fn window(name: &str, over: &ast::WindowType, r: &dyn Resolver) -> Result<Expr> {
-    let func = match name {
-        "row_number" => WindowFunc::RowNumber,
-        "rank" => WindowFunc::Rank,
-        "dense_rank" => WindowFunc::DenseRank,
-        other => {
-            return Err(SlothError::unsupported(format!(
-                "window function '{other}' (row_number, rank and dense_rank are supported)"
-            )));
-        }
-    };
+fn window(
+    func: WindowFunc,
+    args: Vec<Expr>,
+    over: &ast::WindowType,
+    r: &dyn Resolver,
+) -> Result<Expr> {
     let ast::WindowType::WindowSpec(spec) = over else {
         return Err(SlothError::unsupported("named windows"));
     };
@@ -330,9 +325,17 @@ fn window(name: &str, over: &ast::WindowType, r: &dyn Resolver) -> Result<Expr> 
                 nulls_last,
             })
         })
-        .collect::<Result<_>>()?;
+        .collect::<Result<Vec<_>>>()?;
+    if matches!(func, WindowFunc::Aggregate(_)) && !order_by.is_empty() {
+        // With ORDER BY, SQL's default frame makes it a running aggregate.
+        return Err(SlothError::unsupported(format!(
+            "running aggregates ({}() OVER (.. ORDER BY ..)); without ORDER BY the aggregate covers the whole partition",
+            func.name()
+        )));
+    }
     Ok(Expr::Window {
         func,
+        args,
         partition_by,
         order_by,
     })
@@ -347,7 +350,15 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         if f.filter.is_some() {
             return Err(SlothError::unsupported("FILTER on a window function"));
         }
-        return window(&name, over, r);
+        let ranking = match name.as_str() {
+            "row_number" => Some(WindowFunc::RowNumber),
+            "rank" => Some(WindowFunc::Rank),
+            "dense_rank" => Some(WindowFunc::DenseRank),
+            _ => None,
+        };
+        if let Some(func) = ranking {
+            return window(func, vec![], over, r);
+        }
     }
     if f.null_treatment.is_some() {
         return Err(SlothError::unsupported(format!(
@@ -438,6 +449,23 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "coalesce" => scalar(ScalarFunc::Coalesce, args),
         other => return Err(SlothError::unsupported(format!("function '{other}'"))),
     };
+    if let Some(over) = &f.over {
+        return match call {
+            Expr::Agg {
+                func: AggFunc::First | AggFunc::Last,
+                ..
+            } => Err(SlothError::unsupported(format!(
+                "window function '{name}' (a partition's rows have no order for it)"
+            ))),
+            Expr::Agg { distinct: true, .. } => Err(SlothError::unsupported(format!(
+                "DISTINCT in the window function '{f}'"
+            ))),
+            Expr::Agg { func, args, .. } => window(WindowFunc::Aggregate(func), args, over, r),
+            _ => Err(SlothError::unsupported(format!(
+                "window function '{name}' (row_number, rank, dense_rank and aggregates are supported)"
+            ))),
+        };
+    }
     match &f.filter {
         None => Ok(call),
         Some(cond) => filter_aggregate(call, convert(cond, r)?, f),

@@ -157,10 +157,12 @@ fn rebuild_children(e: &Expr, f: &dyn Fn(&Expr) -> Expr) -> Expr {
         },
         Expr::Window {
             func,
+            args,
             partition_by,
             order_by,
         } => Expr::Window {
             func: *func,
+            args: args.iter().map(f).collect(),
             partition_by: partition_by.iter().map(f).collect(),
             order_by: order_by
                 .iter()
@@ -637,7 +639,7 @@ impl<'a> QueryPlanner<'a> {
             matches!(s.group_by, ast::GroupByExpr::All(_)).then(|| {
                 items[..visible_items]
                     .iter()
-                    .filter(|(e, _)| !e.contains_agg() && !contains_window(e))
+                    .filter(|(e, _)| !e.contains_agg() && !e.contains_window())
                     .map(|(e, _)| e.clone())
                     .collect()
             });
@@ -1144,12 +1146,6 @@ fn join_on(
         filter: None,
     };
     Ok((Arc::new(j), Expr::conjunction(residual)))
-}
-
-fn contains_window(e: &Expr) -> bool {
-    let mut found = false;
-    e.visit(&mut |n| found |= matches!(n, Expr::Window { .. }));
-    found
 }
 
 /// A select item's column name when it has no alias: the expression as

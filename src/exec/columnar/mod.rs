@@ -95,6 +95,7 @@ pub fn run_operator(
         PhysicalPlan::Window {
             input: child,
             func,
+            args,
             partition_by,
             order_by,
             limit,
@@ -104,6 +105,7 @@ pub fn run_operator(
             &child.schema(),
             WindowSpec {
                 func: *func,
+                args,
                 partition_by,
                 order_by,
                 limit: *limit,

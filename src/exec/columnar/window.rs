@@ -1,4 +1,5 @@
-//! Ranking window functions: `row_number`, `rank`, `dense_rank`.
+//! Window functions: the ranking `row_number`, `rank`, `dense_rank`, and
+//! aggregates over whole partitions (`sum(x) OVER (PARTITION BY k)`).
 //!
 //! Rows are bucketed by partition key with the hash table the aggregation
 //! uses (a counting sort on group ids, O(n)), then each partition is sorted
@@ -15,19 +16,25 @@
 //! A large input is first cut down in parallel: each thread keeps, of a
 //! range of rows, the first `k` of every partition in that range
 //! ([`preselect`]), and the window runs over what the threads kept.
+//!
+//! An aggregate runs the group-by's accumulators with the partition as the
+//! group: one `update` over all rows, one `finish`, and each row takes its
+//! partition's value.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array, UInt32Array};
-use arrow::compute::{SortOptions, concat_batches, take_record_batch};
+use arrow::compute::{SortOptions, concat_batches, take, take_record_batch};
 use arrow::datatypes::{DataType, Float64Type, Int64Type, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::expr::WindowFunc;
+use crate::expr::{AggFunc, WindowFunc};
+use crate::kernels::accumulators;
+use crate::kernels::cast_if_needed;
 use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::kernels::packed_keys::NullKeys;
@@ -35,8 +42,10 @@ use crate::physical::expr::PhysicalExpr;
 
 /// What a window operator computes.
 pub struct WindowSpec<'a> {
-    /// The ranking function.
+    /// The function.
     pub func: WindowFunc,
+    /// Its arguments (an aggregate's).
+    pub args: &'a [PhysicalExpr],
     /// Partition keys.
     pub partition_by: &'a [PhysicalExpr],
     /// Order within a partition.
@@ -342,6 +351,7 @@ fn window_preselecting_from(
 ) -> Result<Vec<RecordBatch>> {
     let WindowSpec {
         func,
+        args,
         partition_by,
         order_by,
         limit,
@@ -366,6 +376,10 @@ fn window_preselecting_from(
         .collect::<Result<Vec<_>>>()?;
     let (starts, mut order) = bucket_by_partition(&keys, n)?;
     let num_groups = starts.len() - 1;
+    if let WindowFunc::Aggregate(agg) = func {
+        let out_type = schema.field(schema.fields().len() - 1).data_type();
+        return aggregate_per_partition(&all, agg, args, &starts, &order, out_type, schema);
+    }
     // 2. Sort each partition by the order keys, then number its rows.
     let order_keys = if order_by.is_empty() {
         None
@@ -412,12 +426,46 @@ fn window_preselecting_from(
                 WindowFunc::RowNumber => k as i64 + 1,
                 WindowFunc::Rank => rank,
                 WindowFunc::DenseRank => dense,
+                WindowFunc::Aggregate(_) => unreachable!("aggregates returned above"),
             });
         }
     }
     let sorted = take_record_batch(&all, &UInt32Array::from(rows))?;
     let mut columns = sorted.columns().to_vec();
     columns.push(Arc::new(Int64Array::from(ranks)));
+    Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
+}
+
+/// `agg(args) OVER (PARTITION BY ..)`: the rows of `all` in partition
+/// order (`order`, partition `g` at `starts[g]..starts[g + 1]`), each with
+/// its partition's aggregate appended.
+fn aggregate_per_partition(
+    all: &RecordBatch,
+    func: AggFunc,
+    args: &[PhysicalExpr],
+    starts: &[usize],
+    order: &[u32],
+    out_type: &DataType,
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let num_groups = starts.len() - 1;
+    let mut groups = vec![0u32; order.len()];
+    for g in 0..num_groups {
+        groups[starts[g]..starts[g + 1]].fill(g as u32);
+    }
+    let values = args
+        .iter()
+        .map(|a| evaluate_array(a, all))
+        .collect::<Result<Vec<_>>>()?;
+    let types: Vec<DataType> = values.iter().map(|v| v.data_type().clone()).collect();
+    let types = accumulators::input_types(func, &types);
+    let values = accumulators::cast_inputs(&values, &types)?;
+    let mut acc = accumulators::create(func, false, &types, out_type)?;
+    acc.update(&values, order, &groups, num_groups)?;
+    let per_partition = cast_if_needed(&acc.finish(num_groups)?, out_type)?;
+    let sorted = take_record_batch(all, &UInt32Array::from(order.to_vec()))?;
+    let mut columns = sorted.columns().to_vec();
+    columns.push(take(&per_partition, &UInt32Array::from(groups), None)?);
     Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
 }
 
@@ -445,6 +493,7 @@ mod tests {
         let out_schema = Arc::new(Schema::new(fields));
         let spec = WindowSpec {
             func: WindowFunc::RowNumber,
+            args: &[],
             partition_by: &partition_by,
             order_by: &order_by,
             limit,

@@ -170,6 +170,7 @@ fn build(
         PhysicalPlan::Window {
             input,
             func,
+            args,
             partition_by,
             order_by,
             limit,
@@ -178,6 +179,7 @@ fn build(
             input: next.next().expect("input"),
             schema: input.schema(),
             func: *func,
+            args: args.clone(),
             partition_by: partition_by.clone(),
             order_by: order_by.clone(),
             limit: *limit,

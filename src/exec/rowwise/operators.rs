@@ -10,7 +10,7 @@ use super::aggregates::RowAcc;
 use super::expr::eval;
 use super::value::{Row, Value};
 use crate::error::Result;
-use crate::expr::WindowFunc;
+use crate::expr::{AggFunc, WindowFunc};
 use crate::physical::expr::PhysicalExpr;
 use crate::physical::{AggregateExpr, Stage, join_outputs};
 use crate::plan::JoinType;
@@ -432,11 +432,14 @@ impl RowOperator for UnionOp {
     }
 }
 
-/// row_number / rank / dense_rank over sorted partitions.
+/// row_number / rank / dense_rank over sorted partitions, or an aggregate
+/// of each whole partition.
 pub struct WindowOp {
     pub input: Input,
     pub schema: SchemaRef,
     pub func: WindowFunc,
+    /// The aggregate's arguments.
+    pub args: Vec<PhysicalExpr>,
     pub partition_by: Vec<PhysicalExpr>,
     pub order_by: Vec<(PhysicalExpr, arrow::compute::SortOptions)>,
     /// Rows kept per partition (the first, in window order).
@@ -485,6 +488,10 @@ impl RowOperator for WindowOp {
                         .find(|o| o.is_ne());
                 p.unwrap_or_else(|| cmp_order(&a.1, &b.1))
             });
+            if let WindowFunc::Aggregate(func) = self.func {
+                self.output = Some(self.aggregate_partitions(func, keyed)?.into_iter());
+                return Ok(self.output.as_mut().and_then(|o| o.next()));
+            }
             let mut out = Vec::with_capacity(keyed.len());
             let (mut row_number, mut rank, mut dense) = (0i64, 0i64, 0i64);
             for i in 0..keyed.len() {
@@ -507,11 +514,43 @@ impl RowOperator for WindowOp {
                     WindowFunc::RowNumber => row_number,
                     WindowFunc::Rank => rank,
                     WindowFunc::DenseRank => dense,
+                    WindowFunc::Aggregate(_) => unreachable!("aggregates returned above"),
                 }));
                 out.push(r);
             }
             self.output = Some(out.into_iter());
         }
         Ok(self.output.as_mut().and_then(|o| o.next()))
+    }
+}
+
+impl WindowOp {
+    /// Each row of `keyed` (partition key, order key, row; sorted by
+    /// partition) with its partition's aggregate appended.
+    fn aggregate_partitions(&self, func: AggFunc, keyed: Vec<(Row, Row, Row)>) -> Result<Vec<Row>> {
+        let mut out = Vec::with_capacity(keyed.len());
+        let mut start = 0;
+        while start < keyed.len() {
+            let end = (start..keyed.len())
+                .find(|&i| keyed[i].0 != keyed[start].0)
+                .unwrap_or(keyed.len());
+            let mut acc = RowAcc::new(func, false);
+            for (_, _, row) in &keyed[start..end] {
+                let args = self
+                    .args
+                    .iter()
+                    .map(|a| eval(a, row, &self.schema))
+                    .collect::<Result<Vec<_>>>()?;
+                acc.update(&args)?;
+            }
+            let value = acc.finish();
+            for (_, _, row) in &keyed[start..end] {
+                let mut r = row.clone();
+                r.push(value.clone());
+                out.push(r);
+            }
+            start = end;
+        }
+        Ok(out)
     }
 }
