@@ -122,6 +122,15 @@ fn window_aggregates_over_partitions_with_null_keys_and_values() {
     }
 }
 
+/// lag / lead over a total order (ties would let the executors differ).
+#[test]
+fn lag_and_lead_read_neighbours_within_partitions() {
+    check(
+        "select o_orderkey, lag(o_totalprice) over (partition by o_custkey order by o_orderdate, o_orderkey) p, lead(o_orderstatus, 2) over (partition by case when o_custkey % 3 = 0 then null else o_custkey end order by o_orderkey desc) n from orders",
+        "lag/lead",
+    );
+}
+
 #[test]
 fn keys_that_stop_fitting_a_packed_key_midway_give_the_same_groups() {
     // Short strings first (packed keys), then long ones: each thread's table

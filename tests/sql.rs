@@ -489,8 +489,8 @@ fn window_aggregates_cover_whole_partitions() {
         ),
         ("select first(n_name) over () from nation", "'first'"),
         (
-            "select lag(n_name) over (order by n_name) from nation",
-            "'lag'",
+            "select ntile(2) over (order by n_name) from nation",
+            "'ntile'",
         ),
     ] {
         let e = c.sql(sql).unwrap_err().to_string();
@@ -498,6 +498,43 @@ fn window_aggregates_cover_whole_partitions() {
             e.contains("not supported") && e.contains(what),
             "{sql}: {e}"
         );
+    }
+}
+
+#[test]
+fn lag_and_lead_stop_at_partition_edges() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q(
+            "select n_name, lag(n_name) over (partition by n_regionkey order by n_name), lead(n_nationkey, 2) over (partition by n_regionkey order by n_name) from nation where n_regionkey = 1 order by n_name"
+        ),
+        vec![
+            "ARGENTINA|null|3",
+            "BRAZIL|ARGENTINA|17",
+            "CANADA|BRAZIL|24",
+            "PERU|CANADA|null",
+            "UNITED STATES|PERU|null",
+        ]
+    );
+    // Offset 0 is the row itself.
+    assert_eq!(
+        q("select n_name from nation qualify lag(n_name, 0) over (order by n_name) = n_name").len(),
+        25
+    );
+    for (sql, what) in [
+        ("select lag(n_name) over () from nation", "needs ORDER BY"),
+        (
+            "select lag(n_name, 1, 'x') over (order by n_name) from nation",
+            "not a default value",
+        ),
+        (
+            "select lag(n_name, n_nationkey) over (order by n_name) from nation",
+            "integer constant",
+        ),
+    ] {
+        let e = c.sql(sql).unwrap_err().to_string();
+        assert!(e.contains(what), "{sql}: {e}");
     }
 }
 

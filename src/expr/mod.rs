@@ -233,6 +233,11 @@ pub enum WindowFunc {
     /// `sum(x) OVER (PARTITION BY k)`: the aggregate of the row's whole
     /// partition, on every row of it.
     Aggregate(AggFunc),
+    /// `lag(x, n)`: `x` of the row `n` before in window order (null
+    /// before the partition's start).
+    Lag(usize),
+    /// `lead(x, n)`: `x` of the row `n` after in window order.
+    Lead(usize),
 }
 
 impl WindowFunc {
@@ -243,6 +248,17 @@ impl WindowFunc {
             WindowFunc::Rank => "rank",
             WindowFunc::DenseRank => "dense_rank",
             WindowFunc::Aggregate(f) => f.name(),
+            WindowFunc::Lag(_) => "lag",
+            WindowFunc::Lead(_) => "lead",
+        }
+    }
+
+    /// For `lag`/`lead`: how far back (negative) or ahead the row read is.
+    pub fn shift(&self) -> Option<isize> {
+        match self {
+            WindowFunc::Lag(n) => Some(-(*n as isize)),
+            WindowFunc::Lead(n) => Some(*n as isize),
+            _ => None,
         }
     }
 }

@@ -273,6 +273,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                         let types: Vec<_> = args.iter().map(|a| a.data_type.clone()).collect();
                         agg_output_type(*f, &types)?
                     }
+                    WindowFunc::Lag(_) | WindowFunc::Lead(_) => args[0].data_type.clone(),
                     _ => arrow::datatypes::DataType::Int64,
                 };
                 let partition_by = partition_by

@@ -196,11 +196,17 @@ impl LogicalPlan {
                     if !matches!(e.unalias(), Expr::Window { .. }) {
                         return Err(SlothError::plan(format!("'{e}' is not a window function")));
                     }
-                    let data_type = match e.window_aggregate() {
-                        Some(agg) => crate::physical::expr::expr_field(&agg, &s)?
+                    let data_type = match (e.window_aggregate(), e.unalias()) {
+                        (Some(agg), _) => crate::physical::expr::expr_field(&agg, &s)?
                             .data_type()
                             .clone(),
-                        None => arrow::datatypes::DataType::Int64,
+                        // lag / lead: the argument's type.
+                        (None, Expr::Window { func, args, .. }) if func.shift().is_some() => {
+                            crate::physical::expr::expr_field(&args[0], &s)?
+                                .data_type()
+                                .clone()
+                        }
+                        (None, _) => arrow::datatypes::DataType::Int64,
                     };
                     fields.push(Field::new(e.output_name(), data_type, true));
                 }

@@ -359,6 +359,9 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         if let Some(func) = ranking {
             return window(func, vec![], over, r);
         }
+        if matches!(name.as_str(), "lag" | "lead") {
+            return shift_window(&name, f, list, over, r);
+        }
     }
     if f.null_treatment.is_some() {
         return Err(SlothError::unsupported(format!(
@@ -474,6 +477,52 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
 
 fn coalesce(e: Expr, otherwise: bool) -> Expr {
     Expr::Function(ScalarFunc::Coalesce, vec![e, lit(otherwise)])
+}
+
+/// `lag(x [, n])` / `lead(x [, n])`, with an ORDER BY to give the rows an
+/// order.
+fn shift_window(
+    name: &str,
+    f: &ast::Function,
+    list: &ast::FunctionArgumentList,
+    over: &ast::WindowType,
+    r: &dyn Resolver,
+) -> Result<Expr> {
+    let args = list
+        .args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => convert(e, r),
+            other => Err(SlothError::unsupported(format!(
+                "function argument '{other}'"
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let n = match args.get(1) {
+        None => 1,
+        Some(Expr::Literal(ScalarValue::Int64(Some(n)))) if *n >= 0 => *n as usize,
+        Some(_) => {
+            return Err(SlothError::plan(format!(
+                "{name}() offset must be a non-negative integer constant, in '{f}'"
+            )));
+        }
+    };
+    if args.is_empty() || args.len() > 2 {
+        return Err(SlothError::unsupported(format!(
+            "'{f}' ({name}(x) and {name}(x, offset) are supported; not a default value)"
+        )));
+    }
+    let func = if name == "lag" {
+        WindowFunc::Lag(n)
+    } else {
+        WindowFunc::Lead(n)
+    };
+    match window(func, vec![args[0].clone()], over, r)? {
+        Expr::Window { order_by, .. } if order_by.is_empty() => Err(SlothError::plan(format!(
+            "{name}() needs ORDER BY in its window, in '{f}'"
+        ))),
+        w => Ok(w),
+    }
 }
 
 /// Names the SQL front end maps to aggregate functions.

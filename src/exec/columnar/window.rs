@@ -399,6 +399,9 @@ fn window_preselecting_from(
             .par_iter_mut()
             .for_each_init(Vec::new, |scratch, s| keys.sort(s, limit, scratch));
     }
+    if let Some(shift) = func.shift() {
+        return shifted(&all, &args[0], shift, &starts, &order, schema);
+    }
     // 3. The rows kept (all, or each partition's first `limit`) and ranks.
     let kept = limit.map_or(n, |k| {
         (0..num_groups)
@@ -426,13 +429,42 @@ fn window_preselecting_from(
                 WindowFunc::RowNumber => k as i64 + 1,
                 WindowFunc::Rank => rank,
                 WindowFunc::DenseRank => dense,
-                WindowFunc::Aggregate(_) => unreachable!("aggregates returned above"),
+                WindowFunc::Aggregate(_) | WindowFunc::Lag(_) | WindowFunc::Lead(_) => {
+                    unreachable!("returned above")
+                }
             });
         }
     }
     let sorted = take_record_batch(&all, &UInt32Array::from(rows))?;
     let mut columns = sorted.columns().to_vec();
     columns.push(Arc::new(Int64Array::from(ranks)));
+    Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
+}
+
+/// `lag`/`lead(value)`: the rows of `all` in window order (`order`,
+/// partition `g` at `starts[g]..starts[g + 1]`), each with `value` of the
+/// row `shift` places away in its partition, or null past either end.
+fn shifted(
+    all: &RecordBatch,
+    value: &PhysicalExpr,
+    shift: isize,
+    starts: &[usize],
+    order: &[u32],
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let values = evaluate_array(value, all)?;
+    let mut sources: Vec<Option<u32>> = Vec::with_capacity(order.len());
+    for w in starts.windows(2) {
+        let segment = &order[w[0]..w[1]];
+        sources.extend((0..segment.len() as isize).map(|k| {
+            usize::try_from(k + shift)
+                .ok()
+                .and_then(|s| segment.get(s).copied())
+        }));
+    }
+    let sorted = take_record_batch(all, &UInt32Array::from(order.to_vec()))?;
+    let mut columns = sorted.columns().to_vec();
+    columns.push(take(&values, &UInt32Array::from(sources), None)?);
     Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
 }
 

@@ -492,6 +492,23 @@ impl RowOperator for WindowOp {
                 self.output = Some(self.aggregate_partitions(func, keyed)?.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
+            if let Some(shift) = self.func.shift() {
+                let mut out = Vec::with_capacity(keyed.len());
+                for i in 0..keyed.len() {
+                    let source = i
+                        .checked_add_signed(shift)
+                        .filter(|&j| j < keyed.len() && keyed[j].0 == keyed[i].0);
+                    let value = match source {
+                        Some(j) => eval(&self.args[0], &keyed[j].2, &self.schema)?,
+                        None => Value::Null,
+                    };
+                    let mut r = keyed[i].2.clone();
+                    r.push(value);
+                    out.push(r);
+                }
+                self.output = Some(out.into_iter());
+                return Ok(self.output.as_mut().and_then(|o| o.next()));
+            }
             let mut out = Vec::with_capacity(keyed.len());
             let (mut row_number, mut rank, mut dense) = (0i64, 0i64, 0i64);
             for i in 0..keyed.len() {
@@ -514,7 +531,9 @@ impl RowOperator for WindowOp {
                     WindowFunc::RowNumber => row_number,
                     WindowFunc::Rank => rank,
                     WindowFunc::DenseRank => dense,
-                    WindowFunc::Aggregate(_) => unreachable!("aggregates returned above"),
+                    WindowFunc::Aggregate(_) | WindowFunc::Lag(_) | WindowFunc::Lead(_) => {
+                        unreachable!("returned above")
+                    }
                 }));
                 out.push(r);
             }
