@@ -108,19 +108,9 @@ fn reorder(plan: &LogicalPlan) -> Result<LogicalPlan> {
     if cost >= MIN_GAIN * written_cost {
         return region.rebuild_as_written(plan);
     }
-    let original: Vec<String> = plan
-        .schema()?
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
+    let original: Vec<String> = plan.column_names()?;
     let tree = build(&order, &region.leaves, &edges);
-    let now: Vec<String> = tree
-        .schema()?
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
+    let now: Vec<String> = tree.column_names()?;
     Ok(if now == original {
         tree
     } else {

@@ -214,12 +214,7 @@ impl Pruner {
             }
             LogicalPlan::Union { inputs } => {
                 // Positional: each input computes exactly the needed columns, in order.
-                let out: Vec<String> = plan
-                    .schema()?
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().clone())
-                    .collect();
+                let out: Vec<String> = plan.column_names()?;
                 let mut positions: Vec<usize> = (0..out.len())
                     .filter(|&i| wants(&needed, &out[i]))
                     .collect();
@@ -229,22 +224,12 @@ impl Pruner {
                 }
                 let mut new_inputs = Vec::new();
                 for i in inputs {
-                    let theirs: Vec<String> = i
-                        .schema()?
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().clone())
-                        .collect();
+                    let theirs: Vec<String> = i.column_names()?;
                     let pick: BTreeSet<String> =
                         positions.iter().map(|&p| theirs[p].clone()).collect();
                     let pruned = self.prune(i, Some(pick))?;
                     let wanted: Vec<&String> = positions.iter().map(|&p| &theirs[p]).collect();
-                    let has: Vec<String> = pruned
-                        .schema()?
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().clone())
-                        .collect();
+                    let has: Vec<String> = pruned.column_names()?;
                     // A projection only where the pruned input is not already
                     // exactly those columns in order: one added every pass
                     // would stack up without end.

@@ -158,6 +158,16 @@ fn nullable(f: &Field) -> Field {
 }
 
 impl LogicalPlan {
+    /// The names of this node's output columns, in order.
+    pub fn column_names(&self) -> Result<Vec<String>> {
+        Ok(self
+            .schema()?
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect())
+    }
+
     /// The schema of this node's output.
     pub fn schema(&self) -> Result<SchemaRef> {
         Ok(match self {

@@ -82,15 +82,6 @@ fn ident(i: &ast::Ident) -> String {
     }
 }
 
-fn columns_of(plan: &LogicalPlan) -> Result<Vec<String>> {
-    Ok(plan
-        .schema()?
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect())
-}
-
 fn literal_usize(e: &ast::Expr, what: &str) -> Result<usize> {
     match e {
         ast::Expr::Value(v) => match &v.value {
@@ -299,7 +290,7 @@ impl<'a> QueryPlanner<'a> {
         if order_by.is_empty() {
             return Ok(plan);
         }
-        let names = columns_of(&plan)?;
+        let names = plan.column_names()?;
         let scope = Scope {
             columns: names
                 .iter()
@@ -359,7 +350,7 @@ impl<'a> QueryPlanner<'a> {
                 let qualifier = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default();
                 let plan = match alias.as_ref().filter(|a| !a.columns.is_empty()) {
                     Some(a) => {
-                        let names = columns_of(&plan)?;
+                        let names = plan.column_names()?;
                         let exprs = names
                             .iter()
                             .zip(&a.columns)
@@ -395,7 +386,7 @@ impl<'a> QueryPlanner<'a> {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         let mut factor_cols = Vec::new();
         for f in &factors {
-            let cols = columns_of(&f.plan)?;
+            let cols = f.plan.column_names()?;
             for c in &cols {
                 *counts.entry(c.clone()).or_default() += 1;
             }

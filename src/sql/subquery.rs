@@ -294,12 +294,7 @@ impl QueryPlanner<'_> {
         };
         let id = self.next_id();
         let prefix = format!("__sq{id}.");
-        let names: Vec<String> = plan
-            .schema()?
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect();
+        let names: Vec<String> = plan.column_names()?;
         let exprs = names
             .iter()
             .map(|n| col(n.as_str()).alias(format!("{prefix}{n}")))
