@@ -122,6 +122,19 @@ fn window_aggregates_over_partitions_with_null_keys_and_values() {
     }
 }
 
+/// Running aggregates: ties on the order key are peers and share a value,
+/// so the answer is the same whatever order ties come in.
+#[test]
+fn running_aggregates_over_peers_with_nulls() {
+    let nullable_value = "case when o_orderkey % 5 = 0 then null else o_totalprice end";
+    check(
+        &format!(
+            "select o_orderkey, sum({nullable_value}) over (partition by o_orderpriority order by o_orderdate) s, count({nullable_value}) over (order by o_orderstatus) c, avg({nullable_value}) over (partition by o_custkey order by o_orderdate desc) a, min(o_clerk) over (partition by o_orderstatus order by o_shippriority, o_orderdate) lo, max({nullable_value}) over (order by case when o_custkey % 3 = 0 then null else o_custkey end) hi from orders"
+        ),
+        "running aggregates",
+    );
+}
+
 /// lag / lead over a total order (ties would let the executors differ).
 #[test]
 fn lag_and_lead_read_neighbours_within_partitions() {

@@ -202,10 +202,10 @@ fn sql_errors_are_clear() {
     let e = c.sql("select nope from region").unwrap_err().to_string();
     assert!(e.contains("'nope'") && e.contains("region.r_name"), "{e}");
     let e = c
-        .sql("select r_name, sum(r_regionkey) over (order by r_name) from region")
+        .sql("select r_name, stddev(r_regionkey) over (order by r_name) from region")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("running aggregates (sum()"), "{e}");
+    assert!(e.contains("running stddev()"), "{e}");
     let e = c
         .sql("select r_name, count(*) from region group by r_regionkey")
         .unwrap_err()
@@ -480,8 +480,12 @@ fn window_aggregates_cover_whole_partitions() {
     );
     for (sql, what) in [
         (
-            "select sum(n_nationkey) over (order by n_name) from nation",
-            "running aggregates",
+            "select median(n_nationkey) over (order by n_name) from nation",
+            "running median()",
+        ),
+        (
+            "select sum(n_nationkey) over (order by n_name rows between 1 preceding and current row) from nation",
+            "window frames",
         ),
         (
             "select count(distinct n_regionkey) over () from nation",
@@ -536,6 +540,33 @@ fn lag_and_lead_stop_at_partition_edges() {
         let e = c.sql(sql).unwrap_err().to_string();
         assert!(e.contains(what), "{sql}: {e}");
     }
+}
+
+#[test]
+fn running_aggregates_include_every_peer_of_the_current_row() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // Region 1's nations; ordered by their (equal) region key all five are
+    // peers, and min by descending key runs from UNITED STATES (24) down.
+    assert_eq!(
+        q(
+            "select n_name, sum(n_nationkey) over (partition by n_regionkey order by n_name), count(*) over (order by n_regionkey), min(n_name) over (partition by n_regionkey order by n_nationkey desc), avg(n_nationkey) over (partition by n_regionkey order by n_name) from nation where n_regionkey = 1 order by n_name"
+        ),
+        vec![
+            "ARGENTINA|1|5|ARGENTINA|1.0",
+            "BRAZIL|3|5|BRAZIL|1.5",
+            "CANADA|6|5|CANADA|2.0",
+            "PERU|23|5|PERU|5.75",
+            "UNITED STATES|47|5|UNITED STATES|9.4",
+        ]
+    );
+    // A running total reaches the whole partition's on its last peers.
+    assert_eq!(
+        q(
+            "select count(*) from (select c_nationkey, sum(c_acctbal) over (partition by c_nationkey order by c_mktsegment) r, sum(c_acctbal) over (partition by c_nationkey) t, c_mktsegment, max(c_mktsegment) over (partition by c_nationkey) m from customer) x where c_mktsegment = m and r <> t"
+        ),
+        vec!["0"]
+    );
 }
 
 /// sqlparser parses clauses sloth does not run; each must be refused by

@@ -326,10 +326,21 @@ fn window(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    if matches!(func, WindowFunc::Aggregate(_)) && !order_by.is_empty() {
-        // With ORDER BY, SQL's default frame makes it a running aggregate.
+    // With ORDER BY, SQL's default frame makes an aggregate a running one.
+    if let WindowFunc::Aggregate(agg) = func
+        && !order_by.is_empty()
+        && !matches!(
+            agg,
+            AggFunc::Sum
+                | AggFunc::Count
+                | AggFunc::CountStar
+                | AggFunc::Min
+                | AggFunc::Max
+                | AggFunc::Mean
+        )
+    {
         return Err(SlothError::unsupported(format!(
-            "running aggregates ({}() OVER (.. ORDER BY ..)); without ORDER BY the aggregate covers the whole partition",
+            "running {}() (an aggregate OVER (.. ORDER BY ..) takes sum, count, min, max or avg)",
             func.name()
         )));
     }

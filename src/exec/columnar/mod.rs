@@ -8,6 +8,7 @@ mod morsel;
 mod pipeline;
 mod sort;
 mod window;
+mod window_aggregate;
 
 use arrow::record_batch::RecordBatch;
 

@@ -17,9 +17,8 @@
 //! range of rows, the first `k` of every partition in that range
 //! ([`preselect`]), and the window runs over what the threads kept.
 //!
-//! An aggregate runs the group-by's accumulators with the partition as the
-//! group: one `update` over all rows, one `finish`, and each row takes its
-//! partition's value.
+//! Aggregates (whole partitions, or running with ORDER BY) are in
+//! [`super::window_aggregate`].
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -31,10 +30,9 @@ use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
 use rayon::prelude::*;
 
+use super::window_aggregate;
 use crate::error::Result;
-use crate::expr::{AggFunc, WindowFunc};
-use crate::kernels::accumulators;
-use crate::kernels::cast_if_needed;
+use crate::expr::WindowFunc;
 use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::kernels::packed_keys::NullKeys;
@@ -376,10 +374,6 @@ fn window_preselecting_from(
         .collect::<Result<Vec<_>>>()?;
     let (starts, mut order) = bucket_by_partition(&keys, n)?;
     let num_groups = starts.len() - 1;
-    if let WindowFunc::Aggregate(agg) = func {
-        let out_type = schema.field(schema.fields().len() - 1).data_type();
-        return aggregate_per_partition(&all, agg, args, &starts, &order, out_type, schema);
-    }
     // 2. Sort each partition by the order keys, then number its rows.
     let order_keys = if order_by.is_empty() {
         None
@@ -401,6 +395,20 @@ fn window_preselecting_from(
     }
     if let Some(shift) = func.shift() {
         return shifted(&all, &args[0], shift, &starts, &order, schema);
+    }
+    if let WindowFunc::Aggregate(agg) = func {
+        let spec = window_aggregate::Spec {
+            all: &all,
+            func: agg,
+            args,
+            starts: &starts,
+            order: &order,
+            schema,
+        };
+        return match &order_keys {
+            None => spec.whole_partitions(),
+            Some(keys) => spec.running(|a, b| keys.peers(a, b)),
+        };
     }
     // 3. The rows kept (all, or each partition's first `limit`) and ranks.
     let kept = limit.map_or(n, |k| {
@@ -465,39 +473,6 @@ fn shifted(
     let sorted = take_record_batch(all, &UInt32Array::from(order.to_vec()))?;
     let mut columns = sorted.columns().to_vec();
     columns.push(take(&values, &UInt32Array::from(sources), None)?);
-    Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
-}
-
-/// `agg(args) OVER (PARTITION BY ..)`: the rows of `all` in partition
-/// order (`order`, partition `g` at `starts[g]..starts[g + 1]`), each with
-/// its partition's aggregate appended.
-fn aggregate_per_partition(
-    all: &RecordBatch,
-    func: AggFunc,
-    args: &[PhysicalExpr],
-    starts: &[usize],
-    order: &[u32],
-    out_type: &DataType,
-    schema: &SchemaRef,
-) -> Result<Vec<RecordBatch>> {
-    let num_groups = starts.len() - 1;
-    let mut groups = vec![0u32; order.len()];
-    for g in 0..num_groups {
-        groups[starts[g]..starts[g + 1]].fill(g as u32);
-    }
-    let values = args
-        .iter()
-        .map(|a| evaluate_array(a, all))
-        .collect::<Result<Vec<_>>>()?;
-    let types: Vec<DataType> = values.iter().map(|v| v.data_type().clone()).collect();
-    let types = accumulators::input_types(func, &types);
-    let values = accumulators::cast_inputs(&values, &types)?;
-    let mut acc = accumulators::create(func, false, &types, out_type)?;
-    acc.update(&values, order, &groups, num_groups)?;
-    let per_partition = cast_if_needed(&acc.finish(num_groups)?, out_type)?;
-    let sorted = take_record_batch(all, &UInt32Array::from(order.to_vec()))?;
-    let mut columns = sorted.columns().to_vec();
-    columns.push(take(&per_partition, &UInt32Array::from(groups), None)?);
     Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
 }
 

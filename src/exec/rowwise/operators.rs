@@ -489,7 +489,8 @@ impl RowOperator for WindowOp {
                 p.unwrap_or_else(|| cmp_order(&a.1, &b.1))
             });
             if let WindowFunc::Aggregate(func) = self.func {
-                self.output = Some(self.aggregate_partitions(func, keyed)?.into_iter());
+                let running = !self.order_by.is_empty();
+                self.output = Some(self.aggregate_partitions(func, keyed, running)?.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
             if let Some(shift) = self.func.shift() {
@@ -545,8 +546,15 @@ impl RowOperator for WindowOp {
 
 impl WindowOp {
     /// Each row of `keyed` (partition key, order key, row; sorted by
-    /// partition) with its partition's aggregate appended.
-    fn aggregate_partitions(&self, func: AggFunc, keyed: Vec<(Row, Row, Row)>) -> Result<Vec<Row>> {
+    /// partition, then order) with its partition's aggregate appended: of
+    /// the whole partition, or (`running`) of its rows up to the current
+    /// row's last peer (the rows with its order key).
+    fn aggregate_partitions(
+        &self,
+        func: AggFunc,
+        keyed: Vec<(Row, Row, Row)>,
+        running: bool,
+    ) -> Result<Vec<Row>> {
         let mut out = Vec::with_capacity(keyed.len());
         let mut start = 0;
         while start < keyed.len() {
@@ -554,19 +562,30 @@ impl WindowOp {
                 .find(|&i| keyed[i].0 != keyed[start].0)
                 .unwrap_or(keyed.len());
             let mut acc = RowAcc::new(func, false);
-            for (_, _, row) in &keyed[start..end] {
-                let args = self
-                    .args
-                    .iter()
-                    .map(|a| eval(a, row, &self.schema))
-                    .collect::<Result<Vec<_>>>()?;
-                acc.update(&args)?;
-            }
-            let value = acc.finish();
-            for (_, _, row) in &keyed[start..end] {
-                let mut r = row.clone();
-                r.push(value.clone());
-                out.push(r);
+            let mut peers_start = start;
+            while peers_start < end {
+                let peers_end = if running {
+                    (peers_start..end)
+                        .find(|&i| keyed[i].1 != keyed[peers_start].1)
+                        .unwrap_or(end)
+                } else {
+                    end
+                };
+                for (_, _, row) in &keyed[peers_start..peers_end] {
+                    let args = self
+                        .args
+                        .iter()
+                        .map(|a| eval(a, row, &self.schema))
+                        .collect::<Result<Vec<_>>>()?;
+                    acc.update(&args)?;
+                }
+                let value = acc.finish();
+                for (_, _, row) in &keyed[peers_start..peers_end] {
+                    let mut r = row.clone();
+                    r.push(value.clone());
+                    out.push(r);
+                }
+                peers_start = peers_end;
             }
             start = end;
         }
