@@ -72,12 +72,12 @@ impl Spec<'_> {
         let mut groups = vec![0u32; self.order.len()];
         let mut restart: Vec<bool> = Vec::new();
         for w in self.starts.windows(2) {
-            for pos in w[0]..w[1] {
+            for (pos, group) in (w[0]..w[1]).zip(&mut groups[w[0]..w[1]]) {
                 let first = pos == w[0];
                 if first || !peers(self.order[pos - 1], self.order[pos]) {
                     restart.push(first);
                 }
-                groups[pos] = (restart.len() - 1) as u32;
+                *group = (restart.len() - 1) as u32;
             }
         }
         let n = restart.len();
