@@ -119,6 +119,43 @@ fn with_columns_replaces_and_appends() {
     assert_eq!(rows(&lf.select([col("x"), col("gf")])), vec!["20|1.0"]);
 }
 
+/// Window aggregates and lag/lead built with the API equal their SQL.
+#[test]
+fn window_aggregates_and_lag_from_the_api_equal_sql() {
+    use sloth::expr::SortKey;
+    let by_x = || {
+        vec![SortKey {
+            expr: col("x"),
+            descending: false,
+            nulls_last: true,
+        }]
+    };
+    let lf = p().select([
+        col("k"),
+        col("x"),
+        col("x")
+            .sum()
+            .over_window(vec![col("k")], vec![])
+            .unwrap()
+            .alias("total"),
+        col("x")
+            .sum()
+            .over_window(vec![col("k")], by_x())
+            .unwrap()
+            .alias("running"),
+        count_star().over_window(vec![], vec![]).unwrap().alias("n"),
+        col("x").lag(1, vec![col("k")], by_x()).alias("prev"),
+    ]);
+    let mut ctx = sloth::sql::SqlContext::new();
+    ctx.register("p", p());
+    let want = ctx
+        .sql("select k, x, sum(x) over (partition by k) total, sum(x) over (partition by k order by x nulls last) running, count(*) over () n, lag(x) over (partition by k order by x nulls last) prev from p")
+        .unwrap();
+    assert_eq!(sorted_rows(&lf), sorted_rows(&want));
+    assert!(col("x").over_window(vec![], vec![]).is_err());
+    assert!(col("x").first().over_window(vec![], vec![]).is_err());
+}
+
 #[test]
 fn select_and_with_columns_compute_windows_inside_larger_expressions() {
     use sloth::expr::{SortKey, WindowFunc};

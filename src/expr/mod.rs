@@ -11,6 +11,8 @@ use std::fmt;
 
 use arrow::datatypes::DataType;
 
+use crate::error::{Result, SlothError};
+
 pub use literal::{ScalarValue, date, number, parse_date32};
 pub use typing::{coerce_binary, common_type};
 
@@ -466,6 +468,53 @@ impl Expr {
         Expr::Window {
             func,
             args: vec![],
+            partition_by,
+            order_by,
+        }
+    }
+
+    /// This aggregate over each row's window: `col("x").sum().over_window(vec![col("k")], vec![])`
+    /// is SQL's `sum(x) OVER (PARTITION BY k)`, the whole partition's sum on
+    /// every row; with `order_by`, the running aggregate up to the row and
+    /// its peers (sum, count, min, max and mean). An error for anything but
+    /// an aggregate, and for first/last or DISTINCT, which have no window form.
+    pub fn over_window(self, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Result<Expr> {
+        match self {
+            Expr::Agg {
+                func: AggFunc::First | AggFunc::Last,
+                ..
+            }
+            | Expr::Agg { distinct: true, .. } => Err(SlothError::unsupported(format!(
+                "'{self}' as a window function"
+            ))),
+            Expr::Agg { func, args, .. } => Ok(Expr::Window {
+                func: WindowFunc::Aggregate(func),
+                args,
+                partition_by,
+                order_by,
+            }),
+            other => Err(SlothError::plan(format!(
+                "over_window() takes an aggregate, not '{other}'"
+            ))),
+        }
+    }
+
+    /// `lag(self, n) OVER (PARTITION BY partition_by ORDER BY order_by)`:
+    /// the value `n` rows back in the partition (null before its start).
+    pub fn lag(self, n: usize, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Expr {
+        Expr::Window {
+            func: WindowFunc::Lag(n),
+            args: vec![self],
+            partition_by,
+            order_by,
+        }
+    }
+
+    /// `lead(self, n) OVER (..)`: the value `n` rows ahead (see [`Expr::lag`]).
+    pub fn lead(self, n: usize, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Expr {
+        Expr::Window {
+            func: WindowFunc::Lead(n),
+            args: vec![self],
             partition_by,
             order_by,
         }
