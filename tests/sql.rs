@@ -569,6 +569,39 @@ fn running_aggregates_include_every_peer_of_the_current_row() {
     );
 }
 
+#[test]
+fn intersect_and_except_compare_whole_rows_with_nulls_equal() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // Left: null, 0..4 (null for keys 0-2); right: null, 1..4.
+    let left = "select case when n_nationkey < 3 then null else n_regionkey end x from nation";
+    let right = "select case when r_regionkey = 0 then null else r_regionkey end from region";
+    assert_eq!(
+        q(&format!("{left} intersect {right} order by 1 nulls first")),
+        vec!["null", "1", "2", "3", "4"]
+    );
+    assert_eq!(q(&format!("{left} except {right} order by 1")), vec!["0"]);
+    assert_eq!(
+        q(
+            "select n_regionkey, n_name from nation except select n_regionkey, n_name from nation where n_nationkey > 0"
+        ),
+        vec!["0|ALGERIA"]
+    );
+    for (sql, what) in [
+        (
+            "select n_regionkey from nation intersect all select 1",
+            "INTERSECT ALL",
+        ),
+        (
+            "select n_regionkey, n_name from nation except select 1",
+            "same number of columns",
+        ),
+    ] {
+        let e = c.sql(sql).unwrap_err().to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
+}
+
 /// sqlparser parses clauses sloth does not run; each must be refused by
 /// name, not dropped (which would return rows the query did not ask for).
 #[test]

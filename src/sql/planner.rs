@@ -274,6 +274,26 @@ impl<'a> QueryPlanner<'a> {
                     other => return Err(SlothError::unsupported(format!("UNION {other}"))),
                 })
             }
+            SetExpr::SetOperation {
+                left,
+                op: op @ (SetOperator::Intersect | SetOperator::Except | SetOperator::Minus),
+                set_quantifier,
+                right,
+            } => {
+                if !matches!(
+                    set_quantifier,
+                    SetQuantifier::Distinct | SetQuantifier::None
+                ) {
+                    return Err(SlothError::unsupported(format!("{op} {set_quantifier}")));
+                }
+                let l = self.plan_set_expr(left)?;
+                let r = self.plan_set_expr(right)?;
+                super::set_operations::intersect_or_except(
+                    l,
+                    r,
+                    !matches!(op, SetOperator::Intersect),
+                )
+            }
             other => Err(SlothError::unsupported(format!(
                 "query form '{}'",
                 other.to_string().chars().take(40).collect::<String>()

@@ -1,0 +1,76 @@
+//! `INTERSECT` and `EXCEPT` as a grouping of both sides.
+//!
+//! Set operations compare whole rows and, unlike a join, treat nulls as
+//! equal; grouping does too. So both inputs are tagged with their side,
+//! unioned, and grouped by every column, counting each side's rows; a
+//! group (a distinct row) is kept when both sides have it (INTERSECT) or
+//! only the left (EXCEPT).
+//!
+//! ```text
+//! a INTERSECT b  →  Project [cols]
+//!                     Filter (__left > 0) AND (__right > 0)
+//!                       Aggregate keys=[cols] aggs=[sum(side = 1) AS __left, sum(side = 2) AS __right]
+//!                         Union [Project [cols, 1 AS __side] a, Project [cols, 2 AS __side] b]
+//! ```
+
+use std::sync::Arc;
+
+use crate::error::{Result, SlothError};
+use crate::expr::{Expr, col, lit, when};
+use crate::plan::LogicalPlan;
+
+const SIDE: &str = "__side";
+
+/// `left INTERSECT right` (`except == false`) or `left EXCEPT right`, both
+/// DISTINCT; output columns are named after `left`'s.
+pub(super) fn intersect_or_except(
+    left: LogicalPlan,
+    right: LogicalPlan,
+    except: bool,
+) -> Result<LogicalPlan> {
+    let names = left.column_names()?;
+    let right_names = right.column_names()?;
+    if names.len() != right_names.len() {
+        return Err(SlothError::plan(format!(
+            "{} needs the same number of columns on both sides, got {} and {}",
+            if except { "EXCEPT" } else { "INTERSECT" },
+            names.len(),
+            right_names.len()
+        )));
+    }
+    let tagged = |plan: LogicalPlan, names: &[String], side: i64| {
+        let mut exprs: Vec<Expr> = names.iter().map(|n| col(n.as_str())).collect();
+        exprs.push(lit(side).alias(SIDE));
+        Arc::new(LogicalPlan::Project {
+            input: Arc::new(plan),
+            exprs,
+        })
+    };
+    let union = LogicalPlan::Union {
+        inputs: vec![tagged(left, &names, 1), tagged(right, &right_names, 2)],
+    };
+    let rows_of = |side: i64| {
+        when(col(SIDE).eq(lit(side)))
+            .then(lit(1i64))
+            .otherwise(lit(0i64))
+            .sum()
+    };
+    let grouped = LogicalPlan::Aggregate {
+        input: Arc::new(union),
+        keys: names.iter().map(|n| col(n.as_str())).collect(),
+        aggs: vec![rows_of(1).alias("__left"), rows_of(2).alias("__right")],
+    };
+    let on_right = if except {
+        col("__right").eq(lit(0i64))
+    } else {
+        col("__right").gt(lit(0i64))
+    };
+    let kept = LogicalPlan::Filter {
+        input: Arc::new(grouped),
+        predicate: col("__left").gt(lit(0i64)).and(on_right),
+    };
+    Ok(LogicalPlan::Project {
+        input: Arc::new(kept),
+        exprs: names.iter().map(|n| col(n.as_str())).collect(),
+    })
+}
