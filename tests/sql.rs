@@ -298,6 +298,21 @@ fn top_fetch_qualify_exclude_and_select_without_from() {
         ),
         q("select n_regionkey, min(n_name) from nation group by n_regionkey order by n_regionkey")
     );
+    // QUALIFY and HAVING may name select-list aliases.
+    assert_eq!(
+        q(
+            "select c_nationkey, rank() over (partition by c_nationkey order by c_acctbal desc, c_custkey) r, c_custkey from customer qualify r <= 1 order by 1"
+        ),
+        q(
+            "select c_nationkey, rank() over (partition by c_nationkey order by c_acctbal desc, c_custkey) r, c_custkey from customer qualify rank() over (partition by c_nationkey order by c_acctbal desc, c_custkey) <= 1 order by 1"
+        )
+    );
+    assert_eq!(
+        q(
+            "select n_regionkey, count(*) as n from nation group by 1 having n >= 5 and n_regionkey < 2 order by 1"
+        ),
+        vec!["0|5", "1|5"]
+    );
     // QUALIFY over an aggregate and a window of it.
     assert_eq!(
         q(

@@ -654,10 +654,24 @@ impl<'a> QueryPlanner<'a> {
                     .map(|(e, _)| e.clone())
                     .collect()
             });
-        let having = s.having.as_ref().map(|h| convert(h, scope)).transpose()?;
+        // HAVING and QUALIFY may name select-list aliases (`having n > 1`
+        // for `count(*) as n`): they stand for the aliased expressions.
+        let with_aliases = WithAliases {
+            inner: scope,
+            items: &items[..visible_items],
+        };
+        let having = s
+            .having
+            .as_ref()
+            .map(|h| with_aliases.convert(h))
+            .transpose()?;
         // QUALIFY filters after the window functions, as HAVING does after
         // the aggregation.
-        let mut qualify = s.qualify.as_ref().map(|q| convert(q, scope)).transpose()?;
+        let mut qualify = s
+            .qualify
+            .as_ref()
+            .map(|q| with_aliases.convert(q))
+            .transpose()?;
         // ORDER BY: output ordinals and aliases first, then expressions.
         let mut sort_exprs: Vec<(Expr, &ast::OrderByExpr)> = Vec::new();
         for o in order_by {
@@ -1157,6 +1171,48 @@ fn join_on(
         filter: None,
     };
     Ok((Arc::new(j), Expr::conjunction(residual)))
+}
+
+/// Resolves names in the FROM scope first and then among the select
+/// list's aliases, which become marker columns that [`WithAliases::convert`]
+/// replaces by the aliased expressions.
+struct WithAliases<'a> {
+    inner: &'a dyn Resolver,
+    items: &'a [(Expr, String)],
+}
+
+/// Starts a marker column that stands for a select-list alias.
+const ALIAS_MARK: char = '\u{1}';
+
+impl WithAliases<'_> {
+    fn convert(&self, e: &ast::Expr) -> Result<Expr> {
+        let converted = convert(e, self)?;
+        Ok(replace_top_down(&converted, &|n| match n {
+            Expr::Column(c) => c.strip_prefix(ALIAS_MARK).and_then(|alias| {
+                self.items
+                    .iter()
+                    .find(|(_, name)| name == alias)
+                    .map(|(e, _)| e.clone())
+            }),
+            _ => None,
+        }))
+    }
+}
+
+impl Resolver for WithAliases<'_> {
+    fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
+        match self.inner.resolve(qualifier, name) {
+            Err(SlothError::ColumnNotFound { .. })
+                if qualifier.is_none() && self.items.iter().any(|(_, n)| n == name) =>
+            {
+                Ok(format!("{ALIAS_MARK}{name}"))
+            }
+            other => other,
+        }
+    }
+    fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
+        self.inner.scalar_subquery(q)
+    }
 }
 
 /// A select item's column name when it has no alias: the expression as
