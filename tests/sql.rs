@@ -426,6 +426,27 @@ fn string_concatenation_and_quantified_subqueries() {
         q("select r_name || '-' || r_regionkey, 'x' || 'y' from region order by 1 limit 2"),
         vec!["AFRICA-0|xy", "AMERICA-1|xy"]
     );
+    assert_eq!(
+        q(
+            "select n_name, nullif(n_regionkey, 1), nullif(n_name, 'BRAZIL') from nation where n_nationkey < 3 order by 1"
+        ),
+        vec![
+            "ALGERIA|0|ALGERIA",
+            "ARGENTINA|null|ARGENTINA",
+            "BRAZIL|null|null"
+        ]
+    );
+    assert_eq!(
+        q("select n_name from nation where n_name ilike 'c%' or n_name not ilike '%a%' order by 1"),
+        vec![
+            "CANADA",
+            "CHINA",
+            "EGYPT",
+            "MOROCCO",
+            "PERU",
+            "UNITED KINGDOM"
+        ]
+    );
     // Null in, null out; dates join as their text.
     assert_eq!(
         q(

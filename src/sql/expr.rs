@@ -118,6 +118,22 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             };
             Expr::Function(f, vec![c(expr)?, c(pattern)?])
         }
+        // ILIKE: LIKE over both sides lowercased.
+        ast::Expr::ILike {
+            negated,
+            expr,
+            pattern,
+            escape_char: None,
+            any: false,
+        } => {
+            let f = if *negated {
+                ScalarFunc::NotLike
+            } else {
+                ScalarFunc::Like
+            };
+            let lower = |e: Expr| Expr::Function(ScalarFunc::Lower, vec![e]);
+            Expr::Function(f, vec![lower(c(expr)?), lower(c(pattern)?)])
+        }
         ast::Expr::Cast {
             kind: CastKind::Cast | CastKind::DoubleColon,
             expr,
@@ -461,6 +477,19 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "abs" => scalar(ScalarFunc::Abs, args),
         "round" => scalar(ScalarFunc::Round, args),
         "coalesce" => scalar(ScalarFunc::Coalesce, args),
+        // nullif(a, b): null where a = b, else a.
+        "nullif" => match <[Expr; 2]>::try_from(args) {
+            Ok([a, b]) => Expr::Case {
+                when_then: vec![(a.clone().eq(b), Expr::Literal(ScalarValue::Null))],
+                otherwise: Some(Box::new(a)),
+            },
+            Err(args) => {
+                return Err(SlothError::plan(format!(
+                    "nullif() takes 2 arguments, got {}",
+                    args.len()
+                )));
+            }
+        },
         other => return Err(SlothError::unsupported(format!("function '{other}'"))),
     };
     if let Some(over) = &f.over {
