@@ -447,6 +447,19 @@ fn string_concatenation_and_quantified_subqueries() {
             "UNITED KINGDOM"
         ]
     );
+    assert_eq!(
+        q(
+            "select '[' || trim('  a b  ') || ']', '[' || ltrim('  a ') || ']', '[' || rtrim('  a ') || ']', trim(trailing from 'x  '), replace('a-b-c', '-', '+'), replace(r_name, 'A', '') from region where r_regionkey = 0"
+        ),
+        vec!["[a b]|[a ]|[  a]|x|a+b+c|FRIC"]
+    );
+    // 1995-03-15 is a Wednesday, the 74th day of the first quarter.
+    assert_eq!(
+        q(
+            "select extract(quarter from date '1995-03-15'), extract(dow from date '1995-03-15'), extract(doy from date '1995-03-15'), extract(quarter from date '1995-12-31')"
+        ),
+        vec!["1|3|74|4"]
+    );
     // Null in, null out; dates join as their text.
     assert_eq!(
         q(

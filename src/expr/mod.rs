@@ -177,6 +177,20 @@ pub enum ScalarFunc {
     Month,
     /// Day of month (1–31).
     Day,
+    /// Quarter (1–4).
+    Quarter,
+    /// Day of week, Sunday 0 to Saturday 6 (PostgreSQL's `dow`).
+    DayOfWeek,
+    /// Day of year (1–366).
+    DayOfYear,
+    /// Leading and trailing spaces removed.
+    Trim,
+    /// Leading spaces removed.
+    LTrim,
+    /// Trailing spaces removed.
+    RTrim,
+    /// `replace(s, from, to)`: every `from` (a constant) replaced by `to`.
+    Replace,
     /// Absolute value.
     Abs,
     /// Round to n decimals (default 0).
@@ -204,6 +218,13 @@ impl ScalarFunc {
             Year => "year",
             Month => "month",
             Day => "day",
+            Quarter => "quarter",
+            DayOfWeek => "dayofweek",
+            DayOfYear => "dayofyear",
+            Trim => "trim",
+            LTrim => "ltrim",
+            RTrim => "rtrim",
+            Replace => "replace",
             Abs => "abs",
             Round => "round",
             Coalesce => "coalesce",

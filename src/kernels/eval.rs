@@ -378,10 +378,36 @@ fn function(
                 Length => strings::char_length(&a)?,
                 Upper => strings::map_str(&a, |s, buf| buf.push_str(&s.to_uppercase()))?,
                 Lower => strings::map_str(&a, |s, buf| buf.push_str(&s.to_lowercase()))?,
-                Year | Month | Day => {
+                Trim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_matches(' ')))?,
+                LTrim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_start_matches(' ')))?,
+                RTrim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_end_matches(' ')))?,
+                Replace => {
+                    let constant = |e: &PhysicalExpr| -> Result<Option<String>> {
+                        let v = e.as_literal().ok_or_else(|| {
+                            SlothError::plan("replace() takes constant search and replacement")
+                        })?;
+                        let v = cast(v, &DataType::Utf8)?;
+                        let v = v.as_string::<i32>();
+                        Ok(v.is_valid(0).then(|| v.value(0).to_string()))
+                    };
+                    match (constant(&args[1])?, constant(&args[2])?) {
+                        (Some(from), Some(to)) => strings::map_str(&a, |s, buf| {
+                            if from.is_empty() {
+                                buf.push_str(s)
+                            } else {
+                                buf.push_str(&s.replace(from.as_str(), &to))
+                            }
+                        })?,
+                        _ => new_null_array(&DataType::Utf8, a.len()),
+                    }
+                }
+                Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
                     let part = match func {
                         Year => DatePart::Year,
                         Month => DatePart::Month,
+                        Quarter => DatePart::Quarter,
+                        DayOfWeek => DatePart::DayOfWeekSunday0,
+                        DayOfYear => DatePart::DayOfYear,
                         _ => DatePart::Day,
                     };
                     arrow::compute::kernels::temporal::date_part(&a, part)?

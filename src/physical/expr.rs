@@ -486,12 +486,22 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
             need_string(&args[0])?;
             DataType::Int64
         }
-        Upper | Lower => {
+        Upper | Lower | Trim | LTrim | RTrim => {
             arity(1..=1)?;
             need_string(&args[0])?;
             DataType::Utf8
         }
-        Year | Month | Day => {
+        Replace => {
+            arity(3..=3)?;
+            need_string(&args[0])?;
+            if args[1..].iter().any(|a| a.as_literal().is_none()) {
+                return Err(SlothError::unsupported(
+                    "replace() search and replacement must be constants",
+                ));
+            }
+            DataType::Utf8
+        }
+        Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
             arity(1..=1)?;
             if !matches!(
                 args[0].data_type,

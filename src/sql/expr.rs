@@ -118,6 +118,20 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             };
             Expr::Function(f, vec![c(expr)?, c(pattern)?])
         }
+        // TRIM([BOTH | LEADING | TRAILING] [FROM] s): spaces only.
+        ast::Expr::Trim {
+            trim_where,
+            trim_what: None,
+            expr,
+            trim_characters: None,
+        } => {
+            let f = match trim_where {
+                None | Some(ast::TrimWhereField::Both) => ScalarFunc::Trim,
+                Some(ast::TrimWhereField::Leading) => ScalarFunc::LTrim,
+                Some(ast::TrimWhereField::Trailing) => ScalarFunc::RTrim,
+            };
+            Expr::Function(f, vec![c(expr)?])
+        }
         // ILIKE: LIKE over both sides lowercased.
         ast::Expr::ILike {
             negated,
@@ -146,6 +160,9 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
                 DateTimeField::Year => ScalarFunc::Year,
                 DateTimeField::Month => ScalarFunc::Month,
                 DateTimeField::Day => ScalarFunc::Day,
+                DateTimeField::Quarter => ScalarFunc::Quarter,
+                DateTimeField::Dow | DateTimeField::DayOfWeek => ScalarFunc::DayOfWeek,
+                DateTimeField::Doy | DateTimeField::DayOfYear => ScalarFunc::DayOfYear,
                 other => return Err(SlothError::unsupported(format!("EXTRACT({other})"))),
             };
             Expr::Function(f, vec![c(expr)?])
@@ -474,6 +491,13 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "year" => scalar(ScalarFunc::Year, args),
         "month" => scalar(ScalarFunc::Month, args),
         "day" => scalar(ScalarFunc::Day, args),
+        "quarter" => scalar(ScalarFunc::Quarter, args),
+        "dayofweek" => scalar(ScalarFunc::DayOfWeek, args),
+        "dayofyear" => scalar(ScalarFunc::DayOfYear, args),
+        "trim" | "btrim" => scalar(ScalarFunc::Trim, args),
+        "ltrim" => scalar(ScalarFunc::LTrim, args),
+        "rtrim" => scalar(ScalarFunc::RTrim, args),
+        "replace" => scalar(ScalarFunc::Replace, args),
         "abs" => scalar(ScalarFunc::Abs, args),
         "round" => scalar(ScalarFunc::Round, args),
         "coalesce" => scalar(ScalarFunc::Coalesce, args),

@@ -251,7 +251,19 @@ fn function(
         Length => Value::Int(text(&first).map_or(0, |s| s.chars().count() as i64)),
         Upper => Value::Str(text(&first).unwrap_or_default().to_uppercase().into()),
         Lower => Value::Str(text(&first).unwrap_or_default().to_lowercase().into()),
-        Year | Month | Day => {
+        Trim | LTrim | RTrim => {
+            let s = text(&first).unwrap_or_default();
+            Value::Str(
+                match func {
+                    Trim => s.trim_matches(' '),
+                    LTrim => s.trim_start_matches(' '),
+                    _ => s.trim_end_matches(' '),
+                }
+                .into(),
+            )
+        }
+        Replace => fallback(expr, row, schema)?,
+        Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
             let Value::Date(d) = first else {
                 return fallback(expr, row, schema);
             };
@@ -262,6 +274,9 @@ fn function(
             Value::Int(match func {
                 Year => date.year() as i64,
                 Month => date.month() as i64,
+                Quarter => date.month0() as i64 / 3 + 1,
+                DayOfWeek => date.weekday().num_days_from_sunday() as i64,
+                DayOfYear => date.ordinal() as i64,
                 _ => date.day() as i64,
             })
         }
