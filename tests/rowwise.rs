@@ -135,6 +135,16 @@ fn running_aggregates_over_peers_with_nulls() {
     );
 }
 
+/// A scalar subquery that is no aggregate is grouped and checked to give
+/// at most one row per key, in both executors.
+#[test]
+fn scalar_subqueries_that_are_not_aggregates() {
+    check(
+        "select c_custkey, (select n_name from nation where n_nationkey = c_nationkey) n, (select count(*) from orders where o_custkey = c_custkey) k from customer",
+        "scalar subqueries",
+    );
+}
+
 /// lag / lead over a total order (ties would let the executors differ).
 #[test]
 fn lag_and_lead_read_neighbours_within_partitions() {

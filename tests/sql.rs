@@ -651,6 +651,59 @@ fn intersect_and_except_compare_whole_rows_with_nulls_equal() {
     }
 }
 
+/// Scalar subqueries give one value per outer row: a count of no rows is
+/// 0, an empty subquery is null, and more than one row is an error (they
+/// used to read null, drop every outer row, or repeat outer rows).
+#[test]
+fn scalar_subqueries_yield_exactly_one_value_per_outer_row() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // Regions 0-4 have 5 nations each; keys 5+ have none.
+    assert_eq!(
+        q(
+            "select n_nationkey, (select count(*) from region where r_regionkey = n_nationkey), (select count(r_name) from region where r_regionkey = n_nationkey), (select max(r_name) from region where r_regionkey = n_nationkey) from nation where n_nationkey in (4, 5) order by 1"
+        ),
+        vec!["4|1|1|MIDDLE EAST", "5|0|0|null"]
+    );
+    assert_eq!(
+        q(
+            "select count(*), count(x) from (select n_name, (select r_name from region where r_regionkey = 99) x from nation) t"
+        ),
+        vec!["25|0"]
+    );
+    assert_eq!(
+        q(
+            "select n_name, (select r_name from region where r_regionkey = n_regionkey) from nation where n_nationkey < 2 order by 1"
+        ),
+        vec!["ALGERIA|AFRICA", "ARGENTINA|AMERICA"]
+    );
+    for (sql, what) in [
+        (
+            "select n_name from nation where n_regionkey = (select r_regionkey from region)",
+            "more than one row",
+        ),
+        (
+            "select n_name, (select r_name from region where r_regionkey < n_regionkey) from nation",
+            "not an equality",
+        ),
+        (
+            "select n_name, (select n2.n_name from nation n2 where n2.n_regionkey = nation.n_regionkey) from nation",
+            "more than one row",
+        ),
+        (
+            "select (select count(*) + 1 from region where r_regionkey = n_regionkey) from nation",
+            "computing over count()",
+        ),
+    ] {
+        let e = c
+            .sql(sql)
+            .and_then(|lf| lf.collect())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
+}
+
 /// sqlparser parses clauses sloth does not run; each must be refused by
 /// name, not dropped (which would return rows the query did not ask for).
 #[test]

@@ -191,6 +191,9 @@ pub enum ScalarFunc {
     RTrim,
     /// `replace(s, from, to)`: every `from` (a constant) replaced by `to`.
     Replace,
+    /// `(rows, value)`: `value`, or an error where `rows` is above 1: the
+    /// check that a scalar subquery gave at most one row.
+    ScalarSubqueryValue,
     /// Absolute value.
     Abs,
     /// Round to n decimals (default 0).
@@ -225,6 +228,7 @@ impl ScalarFunc {
             LTrim => "ltrim",
             RTrim => "rtrim",
             Replace => "replace",
+            ScalarSubqueryValue => "scalar_subquery_value",
             Abs => "abs",
             Round => "round",
             Coalesce => "coalesce",

@@ -381,6 +381,16 @@ fn function(
                 Trim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_matches(' ')))?,
                 LTrim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_start_matches(' ')))?,
                 RTrim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_end_matches(' ')))?,
+                ScalarSubqueryValue => {
+                    let rows = arrow::compute::cast(&a, &DataType::Int64)?;
+                    if arrow::compute::max(rows.as_primitive::<Int64Type>()).unwrap_or(0) > 1 {
+                        return Err(SlothError::Data(
+                            "a scalar subquery returned more than one row".into(),
+                        ));
+                    }
+                    let value = evaluate(&args[1], batch)?;
+                    return Ok(value);
+                }
                 Replace => {
                     let constant = |e: &PhysicalExpr| -> Result<Option<String>> {
                         let v = e.as_literal().ok_or_else(|| {

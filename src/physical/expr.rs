@@ -491,6 +491,10 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
             need_string(&args[0])?;
             DataType::Utf8
         }
+        ScalarSubqueryValue => {
+            arity(2..=2)?;
+            args[1].data_type.clone()
+        }
         Replace => {
             arity(3..=3)?;
             need_string(&args[0])?;

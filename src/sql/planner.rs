@@ -1182,7 +1182,7 @@ struct WithAliases<'a> {
 }
 
 /// Starts a marker column that stands for a select-list alias.
-const ALIAS_MARK: char = '\u{1}';
+const ALIAS_MARK: char = '\u{2}';
 
 impl WithAliases<'_> {
     fn convert(&self, e: &ast::Expr) -> Result<Expr> {

@@ -9,6 +9,11 @@
 //! - A scalar subquery `(q)` → a left join with `q` grouped by its
 //!   correlation columns (TPC-H Q2, Q17, Q20), or a cross join with its one
 //!   row when uncorrelated (Q11, Q15, Q22); the expression reads its value.
+//!   A `count` read so is 0, not null, for outer rows without a match. A
+//!   subquery that is not such an aggregate is grouped first (row count and
+//!   first value per correlation key, or in all when uncorrelated), so it
+//!   yields one row, null when empty, and more than one row is an error
+//!   (`scalar_subquery_value`), never duplicated outer rows.
 //!
 //! Correlated references are resolved in the enclosing query's scope (one
 //! level up) and marked; the subquery's planner lifts the conjuncts that
@@ -22,7 +27,7 @@ use sqlparser::ast;
 use super::expr::{Resolver, convert};
 use super::planner::{QueryPlanner, Scope};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, Operator, col, count_star, lit};
+use crate::expr::{AggFunc, Expr, Operator, ScalarFunc, col, count_star, lit};
 use crate::plan::{JoinType, LogicalPlan};
 
 /// Prefix marking a column resolved in the enclosing query.
@@ -81,20 +86,37 @@ impl Resolver for SelectResolver<'_, '_> {
                 sq.values.len()
             )));
         };
-        let value = col(value.as_str());
+        let value_name = value.clone();
         if sq.filter.is_some() {
             return Err(SlothError::unsupported(
                 "a correlated scalar subquery whose correlation is not an equality",
             ));
         }
-        let how = if sq.keys.is_empty() {
-            JoinType::Cross
-        } else {
+        let correlated = !sq.keys.is_empty();
+        let how = if correlated {
             JoinType::Left
+        } else {
+            JoinType::Cross
         };
-        let (left_on, right_on) = sq.keys.into_iter().unzip();
+        let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
+        let (plan, right_on, value) = match one_row_aggregate(&sq.plan, &value_name, correlated)? {
+            Some(Empty::Null) => (sq.plan, right_on, col(value_name.as_str())),
+            // A left join leaves unmatched rows null; their count is 0.
+            Some(Empty::Zero) => (
+                sq.plan,
+                right_on,
+                Expr::Function(
+                    ScalarFunc::Coalesce,
+                    vec![col(value_name.as_str()), lit(0i64)],
+                ),
+            ),
+            None => {
+                let (plan, right_on) = at_most_one_row(sq.plan, right_on, &value_name);
+                (plan, right_on, col(value_name.as_str()))
+            }
+        };
         self.pending.borrow_mut().push(PendingJoin {
-            plan: sq.plan,
+            plan,
             how,
             left_on,
             right_on,
@@ -279,6 +301,126 @@ pub(super) fn rename_columns(e: &Expr, f: &dyn Fn(&str) -> String) -> Expr {
 /// True if the expression reads a column of the enclosing query.
 pub(super) fn is_correlated(e: &Expr) -> bool {
     e.columns().iter().any(|c| c.starts_with(OUTER))
+}
+
+/// What a scalar subquery's value is for an outer row it has no row for.
+enum Empty {
+    /// Null (sum, min, max, ..., or no row at all).
+    Null,
+    /// 0: the value is a `count`.
+    Zero,
+}
+
+/// Whether `plan` (a subquery as [`QueryPlanner::plan_subquery`] wraps it)
+/// is an aggregate without a GROUP BY of its own: one row per correlation
+/// key (`correlated`), or exactly one row. `Some` then says what an outer
+/// row without a match reads; `None` when the shape does not promise it.
+fn one_row_aggregate(plan: &LogicalPlan, value: &str, correlated: bool) -> Result<Option<Empty>> {
+    // The renaming projection, then the SELECT's own.
+    let LogicalPlan::Project { input, exprs } = plan else {
+        return Ok(None);
+    };
+    let Some(renamed) = exprs.iter().find(|e| e.output_name() == value) else {
+        return Ok(None);
+    };
+    let LogicalPlan::Project {
+        input: select_input,
+        exprs: items,
+    } = input.as_ref()
+    else {
+        return Ok(None);
+    };
+    let inner_name = renamed.unalias().to_string();
+    let Some(item) = items.iter().find(|e| e.output_name() == inner_name) else {
+        return Ok(None);
+    };
+    let (aggregate, having) = match select_input.as_ref() {
+        LogicalPlan::Filter { input, .. } => (input.as_ref(), true),
+        other => (other, false),
+    };
+    let LogicalPlan::Aggregate { keys, aggs, .. } = aggregate else {
+        return Ok(None);
+    };
+    // Grouped by the correlation columns alone (exposed as `__c<i>` and
+    // appended to the keys of a GROUP BY, which here must be empty), or not
+    // at all.
+    let correlation_columns = items
+        .iter()
+        .filter(|e| e.output_name().starts_with("__c"))
+        .count();
+    if keys.len() != correlation_columns {
+        return Ok(None);
+    }
+    // Uncorrelated, HAVING may leave no row, which a cross join would
+    // turn into no outer rows.
+    if !correlated && having {
+        return Ok(None);
+    }
+    let counts: Vec<String> = aggs
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.unalias(),
+                Expr::Agg {
+                    func: AggFunc::Count | AggFunc::CountStar,
+                    ..
+                }
+            )
+        })
+        .map(Expr::output_name)
+        .collect();
+    let reads_count = item.columns().iter().any(|c| counts.contains(c));
+    Ok(Some(match item.unalias() {
+        Expr::Column(c) if correlated && !having && counts.contains(c) => Empty::Zero,
+        _ if correlated && reads_count => {
+            return Err(SlothError::unsupported(
+                "a correlated scalar subquery computing over count() (only a plain count is)",
+            ));
+        }
+        _ => Empty::Null,
+    }))
+}
+
+/// `plan` grouped by its correlation keys `right_on` (or into one row):
+/// its row count and first `value` per key, the value checked to come from
+/// at most one row. Returns the plan and the keys to join on.
+fn at_most_one_row(
+    plan: Arc<LogicalPlan>,
+    right_on: Vec<Expr>,
+    value: &str,
+) -> (Arc<LogicalPlan>, Vec<Expr>) {
+    let key_names: Vec<String> = (0..right_on.len())
+        .map(|i| format!("{value}.__key{i}"))
+        .collect();
+    let rows = format!("{value}.__rows");
+    let grouped = LogicalPlan::Aggregate {
+        input: plan,
+        keys: right_on
+            .into_iter()
+            .zip(&key_names)
+            .map(|(k, n)| k.alias(n.as_str()))
+            .collect(),
+        aggs: vec![
+            count_star().alias(rows.as_str()),
+            col(value).first().alias(value),
+        ],
+    };
+    let mut exprs: Vec<Expr> = key_names.iter().map(|n| col(n.as_str())).collect();
+    exprs.push(
+        Expr::Function(
+            ScalarFunc::ScalarSubqueryValue,
+            vec![col(rows.as_str()), col(value)],
+        )
+        .alias(value),
+    );
+    let checked = LogicalPlan::Project {
+        input: Arc::new(grouped),
+        exprs,
+    };
+    (
+        Arc::new(checked),
+        key_names.iter().map(|n| col(n.as_str())).collect(),
+    )
 }
 
 impl QueryPlanner<'_> {

@@ -263,6 +263,14 @@ fn function(
             )
         }
         Replace => fallback(expr, row, schema)?,
+        ScalarSubqueryValue => match first {
+            Value::Int(n) if n > 1 => {
+                return Err(crate::error::SlothError::Data(
+                    "a scalar subquery returned more than one row".into(),
+                ));
+            }
+            _ => eval(&args[1], row, schema)?,
+        },
         Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
             let Value::Date(d) = first else {
                 return fallback(expr, row, schema);
