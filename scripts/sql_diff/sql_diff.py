@@ -1,0 +1,116 @@
+"""Runs SQL queries with sloth (the CLI) and DuckDB on the same files and
+reports every query whose answers differ or that only one engine runs.
+
+    python scripts/sql_diff/sql_diff.py DATA_DIR QUERIES.sql [--sloth target/release/sloth]
+    python scripts/sql_diff/sql_diff.py --make-nulls DIR   # writes t.parquet and u.parquet
+
+QUERIES.sql holds one query per line (`--` lines are comments). Rows are
+compared as multisets unless the query ends in a top-level ORDER BY.
+Numbers compare to 6 significant digits and booleans as true/false. Where
+the engines' conventions differ (integer division, NULL order under DESC,
+`substring` with a negative start) sloth follows PostgreSQL, so a
+difference there is expected; the README lists them. Needs `pip install
+duckdb`. Exit status 1 if any query differs.
+"""
+import argparse
+import csv
+import io
+import pathlib
+import re
+import subprocess
+import sys
+
+import duckdb
+
+
+def make_nulls(out: pathlib.Path) -> None:
+    """Two tables with about 10% nulls in every column, and null and
+    duplicate join keys."""
+    out.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("select setseed(0.42)")
+    con.execute(f"""copy (select
+      case when random() < 0.1 then null else (random()*20)::int - 5 end as a,
+      case when random() < 0.1 then null else (random()*1e12)::bigint - 5e11::bigint end as b,
+      case when random() < 0.1 then null else random()*100 - 50 end as c,
+      case when random() < 0.1 then null else ((random()*2000)::int - 1000)::decimal(10,2) end as d,
+      case when random() < 0.1 then null when random() < 0.05 then ''
+           else chr(65 + (random()*5)::int) || repeat('x', (random()*20)::int) end as s,
+      case when random() < 0.1 then null else date '1990-01-01' + (random()*10000)::int end as dt,
+      case when random() < 0.1 then null else random() < 0.5 end as flag
+      from range(20000)) to '{out / "t.parquet"}' (format parquet)""")
+    con.execute(f"""copy (select
+      case when random() < 0.15 then null else (random()*25)::int - 5 end as k,
+      case when random() < 0.1 then null else 'v' || (random()*100)::int end as v,
+      (random()*100)::int as w
+      from range(300)) to '{out / "u.parquet"}' (format parquet)""")
+
+
+def norm(v) -> str:
+    if v is None or v == "" or v == "NULL":
+        return "NULL"
+    if isinstance(v, bool) or v in ("true", "false"):
+        return str(v).lower()
+    try:
+        return "%.6g" % float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def ordered(sql: str) -> bool:
+    """Whether the query ends in an ORDER BY outside any parentheses."""
+    flat = sql.lower()
+    while True:
+        inner = re.sub(r"\([^()]*\)", "", flat)
+        if inner == flat:
+            break
+        flat = inner
+    return "order by" in flat
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("data", nargs="?")
+    p.add_argument("queries", nargs="?")
+    p.add_argument("--sloth", default="target/release/sloth")
+    p.add_argument("--make-nulls", metavar="DIR")
+    args = p.parse_args()
+    if args.make_nulls:
+        make_nulls(pathlib.Path(args.make_nulls))
+        return 0
+    con = duckdb.connect()
+    for f in sorted(pathlib.Path(args.data).glob("*.parquet")):
+        con.execute(f"create view {f.stem} as select * from read_parquet('{f}')")
+    queries = [
+        line.strip()
+        for line in pathlib.Path(args.queries).read_text().splitlines()
+        if line.strip() and not line.startswith("--")
+    ]
+    bad = 0
+    for q in queries:
+        try:
+            duck = [[norm(v) for v in row] for row in con.sql(q).fetchall()]
+        except duckdb.Error as e:
+            print(f"DuckDB error  {q}\n  {str(e).splitlines()[0]}")
+            continue
+        run = subprocess.run(
+            [args.sloth, "sql", "--data", args.data, "--format", "csv", "-c", q],
+            capture_output=True,
+            text=True,
+        )
+        if run.returncode != 0:
+            print(f"sloth error   {q}\n  {run.stderr.strip()}")
+            bad += 1
+            continue
+        mine = [[norm(v) for v in row] for row in list(csv.reader(io.StringIO(run.stdout)))[1:]]
+        if not ordered(q):
+            duck, mine = sorted(duck), sorted(mine)
+        if duck != mine:
+            bad += 1
+            print(f"differ        {q}\n  DuckDB {duck[:4]} ({len(duck)} rows)\n  sloth  {mine[:4]} ({len(mine)} rows)")
+    print(f"{bad} of {len(queries)} queries differ or fail in sloth only")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
