@@ -110,14 +110,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             pattern,
             escape_char: None,
             any: false,
-        } => {
-            let f = if *negated {
-                ScalarFunc::NotLike
-            } else {
-                ScalarFunc::Like
-            };
-            Expr::Function(f, vec![c(expr)?, c(pattern)?])
-        }
+        } => like(*negated, c(expr)?, c(pattern)?),
         // TRIM([BOTH | LEADING | TRAILING] [FROM] s): spaces only.
         ast::Expr::Trim {
             trim_where,
@@ -140,13 +133,8 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             escape_char: None,
             any: false,
         } => {
-            let f = if *negated {
-                ScalarFunc::NotLike
-            } else {
-                ScalarFunc::Like
-            };
             let lower = |e: Expr| Expr::Function(ScalarFunc::Lower, vec![e]);
-            Expr::Function(f, vec![lower(c(expr)?), lower(c(pattern)?)])
+            like(*negated, lower(c(expr)?), lower(c(pattern)?))
         }
         ast::Expr::Cast {
             kind: CastKind::Cast | CastKind::DoubleColon,
@@ -537,6 +525,16 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         None => Ok(call),
         Some(cond) => filter_aggregate(call, convert(cond, r)?, f),
     }
+}
+
+/// `s [NOT] LIKE pattern`.
+fn like(negated: bool, s: Expr, pattern: Expr) -> Expr {
+    let f = if negated {
+        ScalarFunc::NotLike
+    } else {
+        ScalarFunc::Like
+    };
+    Expr::Function(f, vec![s, pattern])
 }
 
 fn coalesce(e: Expr, otherwise: bool) -> Expr {
