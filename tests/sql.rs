@@ -677,10 +677,21 @@ fn scalar_subqueries_yield_exactly_one_value_per_outer_row() {
         ),
         vec!["ALGERIA|AFRICA", "ARGENTINA|AMERICA"]
     );
+    // In a grouped select list the subquery reads the group's key.
+    assert_eq!(
+        q(
+            "select n_regionkey, count(*), (select r_name from region where r_regionkey = n_regionkey) from nation where n_regionkey < 2 group by n_regionkey order by 1"
+        ),
+        vec!["0|5|AFRICA", "1|5|AMERICA"]
+    );
     for (sql, what) in [
         (
             "select n_name from nation where n_regionkey = (select r_regionkey from region)",
             "more than one row",
+        ),
+        (
+            "select count(*), (select r_name from region where r_regionkey = n_regionkey) from nation",
+            "must appear in GROUP BY",
         ),
         (
             "select n_name, (select r_name from region where r_regionkey < n_regionkey) from nation",

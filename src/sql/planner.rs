@@ -778,6 +778,10 @@ impl<'a> QueryPlanner<'a> {
                 .iter()
                 .map(|(e, o)| Ok((rewrite(e)?, *o)))
                 .collect::<Result<Vec<_>>>()?;
+            let late_pending = late_pending
+                .into_iter()
+                .map(|p| p.map_outer_keys(rewrite))
+                .collect::<Result<Vec<_>>>()?;
             plan = LogicalPlan::Aggregate {
                 input: Arc::new(plan),
                 keys: keys

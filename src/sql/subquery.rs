@@ -44,6 +44,16 @@ pub(super) struct PendingJoin {
     post_filter: Option<Expr>,
 }
 
+impl PendingJoin {
+    /// The same join with its outer keys rewritten by `f`: a subquery of a
+    /// grouped select list joins after the aggregation, so its outer keys
+    /// read the aggregation's outputs.
+    pub(super) fn map_outer_keys(mut self, f: impl Fn(&Expr) -> Result<Expr>) -> Result<Self> {
+        self.left_on = self.left_on.iter().map(f).collect::<Result<_>>()?;
+        Ok(self)
+    }
+}
+
 /// A planned subquery, its columns renamed `__sq<id>.<name>`.
 struct Subquery {
     plan: Arc<LogicalPlan>,
