@@ -506,12 +506,33 @@ impl Expr {
     pub fn over_window(self, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Result<Expr> {
         match self {
             Expr::Agg {
-                func: AggFunc::First | AggFunc::Last,
+                func: func @ (AggFunc::First | AggFunc::Last),
                 ..
-            }
-            | Expr::Agg { distinct: true, .. } => Err(SlothError::unsupported(format!(
-                "'{self}' as a window function"
+            } => Err(SlothError::unsupported(format!(
+                "window function '{}' (a partition's rows have no order for it)",
+                func.name()
             ))),
+            Expr::Agg { distinct: true, .. } => Err(SlothError::unsupported(format!(
+                "DISTINCT in the window function '{self}'"
+            ))),
+            // With ORDER BY, SQL's default frame makes it a running aggregate.
+            Expr::Agg { func, .. }
+                if !order_by.is_empty()
+                    && !matches!(
+                        func,
+                        AggFunc::Sum
+                            | AggFunc::Count
+                            | AggFunc::CountStar
+                            | AggFunc::Min
+                            | AggFunc::Max
+                            | AggFunc::Mean
+                    ) =>
+            {
+                Err(SlothError::unsupported(format!(
+                    "running {}() (an aggregate OVER (.. ORDER BY ..) takes sum, count, min, max or avg)",
+                    func.name()
+                )))
+            }
             Expr::Agg { func, args, .. } => Ok(Expr::Window {
                 func: WindowFunc::Aggregate(func),
                 args,

@@ -317,12 +317,8 @@ pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
     })
 }
 
-fn window(
-    func: WindowFunc,
-    args: Vec<Expr>,
-    over: &ast::WindowType,
-    r: &dyn Resolver,
-) -> Result<Expr> {
+/// A window's PARTITION BY and ORDER BY.
+fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<(Vec<Expr>, Vec<SortKey>)> {
     let ast::WindowType::WindowSpec(spec) = over else {
         return Err(SlothError::unsupported("named windows"));
     };
@@ -346,31 +342,8 @@ fn window(
                 nulls_last,
             })
         })
-        .collect::<Result<Vec<_>>>()?;
-    // With ORDER BY, SQL's default frame makes an aggregate a running one.
-    if let WindowFunc::Aggregate(agg) = func
-        && !order_by.is_empty()
-        && !matches!(
-            agg,
-            AggFunc::Sum
-                | AggFunc::Count
-                | AggFunc::CountStar
-                | AggFunc::Min
-                | AggFunc::Max
-                | AggFunc::Mean
-        )
-    {
-        return Err(SlothError::unsupported(format!(
-            "running {}() (an aggregate OVER (.. ORDER BY ..) takes sum, count, min, max or avg)",
-            func.name()
-        )));
-    }
-    Ok(Expr::Window {
-        func,
-        args,
-        partition_by,
-        order_by,
-    })
+        .collect::<Result<_>>()?;
+    Ok((partition_by, order_by))
 }
 
 fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
@@ -389,7 +362,8 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             _ => None,
         };
         if let Some(func) = ranking {
-            return window(func, vec![], over, r);
+            let (partition_by, order_by) = window_spec(over, r)?;
+            return Ok(Expr::over(func, partition_by, order_by));
         }
         if matches!(name.as_str(), "lag" | "lead") {
             return shift_window(&name, f, list, over, r);
@@ -439,11 +413,6 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         distinct,
     };
     let scalar = |func: ScalarFunc, args: Vec<Expr>| Expr::Function(func, args);
-    if distinct && !is_aggregate(&name) {
-        return Err(SlothError::unsupported(format!(
-            "DISTINCT in the non-aggregate function call '{f}'"
-        )));
-    }
     let call = match name.as_str() {
         "count" if star || args.is_empty() => crate::expr::count_star(),
         "count" => agg(AggFunc::Count, args),
@@ -504,22 +473,19 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         },
         other => return Err(SlothError::unsupported(format!("function '{other}'"))),
     };
+    if distinct && !matches!(call, Expr::Agg { .. }) {
+        return Err(SlothError::unsupported(format!(
+            "DISTINCT in the non-aggregate function call '{f}'"
+        )));
+    }
     if let Some(over) = &f.over {
-        return match call {
-            Expr::Agg {
-                func: AggFunc::First | AggFunc::Last,
-                ..
-            } => Err(SlothError::unsupported(format!(
-                "window function '{name}' (a partition's rows have no order for it)"
-            ))),
-            Expr::Agg { distinct: true, .. } => Err(SlothError::unsupported(format!(
-                "DISTINCT in the window function '{f}'"
-            ))),
-            Expr::Agg { func, args, .. } => window(WindowFunc::Aggregate(func), args, over, r),
-            _ => Err(SlothError::unsupported(format!(
-                "window function '{name}' (row_number, rank, dense_rank and aggregates are supported)"
-            ))),
-        };
+        if !matches!(call, Expr::Agg { .. }) {
+            return Err(SlothError::unsupported(format!(
+                "window function '{name}' (row_number, rank, dense_rank, lag, lead and aggregates are supported)"
+            )));
+        }
+        let (partition_by, order_by) = window_spec(over, r)?;
+        return call.over_window(partition_by, order_by);
     }
     match &f.filter {
         None => Ok(call),
@@ -574,45 +540,18 @@ fn shift_window(
             "'{f}' ({name}(x) and {name}(x, offset) are supported; not a default value)"
         )));
     }
-    let func = if name == "lag" {
-        WindowFunc::Lag(n)
-    } else {
-        WindowFunc::Lead(n)
-    };
-    match window(func, vec![args[0].clone()], over, r)? {
-        Expr::Window { order_by, .. } if order_by.is_empty() => Err(SlothError::plan(format!(
+    let (partition_by, order_by) = window_spec(over, r)?;
+    if order_by.is_empty() {
+        return Err(SlothError::plan(format!(
             "{name}() needs ORDER BY in its window, in '{f}'"
-        ))),
-        w => Ok(w),
+        )));
     }
-}
-
-/// Names the SQL front end maps to aggregate functions.
-fn is_aggregate(name: &str) -> bool {
-    matches!(
-        name,
-        "count"
-            | "sum"
-            | "avg"
-            | "mean"
-            | "min"
-            | "max"
-            | "stddev"
-            | "stddev_samp"
-            | "std"
-            | "variance"
-            | "var_samp"
-            | "var"
-            | "median"
-            | "corr"
-            | "first"
-            | "first_value"
-            | "last"
-            | "last_value"
-            | "quantile"
-            | "quantile_cont"
-            | "percentile_cont"
-    )
+    let value = args[0].clone();
+    Ok(if name == "lag" {
+        value.lag(n, partition_by, order_by)
+    } else {
+        value.lead(n, partition_by, order_by)
+    })
 }
 
 /// `agg(x) FILTER (WHERE cond)` → `agg(CASE WHEN cond THEN x END)`: the

@@ -16,6 +16,14 @@ fn refuse(what: impl std::fmt::Display) -> Result<()> {
     Err(SlothError::unsupported(what.to_string()))
 }
 
+/// Refuses the first clause of `clauses` that is present.
+fn refuse_present(clauses: &[(bool, &str)]) -> Result<()> {
+    match clauses.iter().find(|(present, _)| *present) {
+        Some((_, what)) => refuse(what),
+        None => Ok(()),
+    }
+}
+
 /// Query-level clauses beyond WITH, ORDER BY, LIMIT/OFFSET and FETCH FIRST.
 pub(super) fn check_query(q: &ast::Query) -> Result<()> {
     if let Some(ast::LimitClause::LimitOffset { limit_by, .. }) = &q.limit_clause
@@ -28,22 +36,16 @@ pub(super) fn check_query(q: &ast::Query) -> Result<()> {
     {
         return refuse(format!("{fetch}"));
     }
-    if !q.locks.is_empty() {
-        return refuse("FOR UPDATE/SHARE (sloth reads files; there is nothing to lock)");
-    }
-    if q.for_clause.is_some() {
-        return refuse("FOR XML/JSON/BROWSE");
-    }
-    if q.settings.is_some() {
-        return refuse("SETTINGS");
-    }
-    if q.format_clause.is_some() {
-        return refuse("FORMAT");
-    }
-    if !q.pipe_operators.is_empty() {
-        return refuse("pipe operators (|>)");
-    }
-    Ok(())
+    refuse_present(&[
+        (
+            !q.locks.is_empty(),
+            "FOR UPDATE/SHARE (sloth reads files; there is nothing to lock)",
+        ),
+        (q.for_clause.is_some(), "FOR XML/JSON/BROWSE"),
+        (q.settings.is_some(), "SETTINGS"),
+        (q.format_clause.is_some(), "FORMAT"),
+        (!q.pipe_operators.is_empty(), "pipe operators (|>)"),
+    ])
 }
 
 /// SELECT-level clauses the planner does not read.
@@ -56,7 +58,7 @@ pub(super) fn check_select(s: &Select) -> Result<()> {
     {
         return refuse(format!("{top}"));
     }
-    let clauses: [(bool, &str); 13] = [
+    refuse_present(&[
         (!s.optimizer_hints.is_empty(), "optimizer hints"),
         (s.select_modifiers.is_some(), "SELECT modifiers"),
         (s.exclude.is_some(), "EXCLUDE after the select list"),
@@ -73,10 +75,7 @@ pub(super) fn check_select(s: &Select) -> Result<()> {
             !matches!(s.flavor, ast::SelectFlavor::Standard),
             "FROM-first SELECT",
         ),
-    ];
-    if let Some((_, what)) = clauses.iter().find(|(present, _)| *present) {
-        return refuse(what);
-    }
+    ])?;
     match &s.group_by {
         GroupByExpr::Expressions(_, modifiers) | GroupByExpr::All(modifiers)
             if !modifiers.is_empty() =>
@@ -89,19 +88,12 @@ pub(super) fn check_select(s: &Select) -> Result<()> {
 
 /// `*` options: EXCLUDE/EXCEPT are planned; the rest are refused.
 pub(super) fn check_wildcard(o: &ast::WildcardAdditionalOptions) -> Result<()> {
-    if o.opt_ilike.is_some() {
-        return refuse("* ILIKE");
-    }
-    if o.opt_replace.is_some() {
-        return refuse("* REPLACE");
-    }
-    if o.opt_rename.is_some() {
-        return refuse("* RENAME");
-    }
-    if o.opt_alias.is_some() {
-        return refuse("* AS alias");
-    }
-    Ok(())
+    refuse_present(&[
+        (o.opt_ilike.is_some(), "* ILIKE"),
+        (o.opt_replace.is_some(), "* REPLACE"),
+        (o.opt_rename.is_some(), "* RENAME"),
+        (o.opt_alias.is_some(), "* AS alias"),
+    ])
 }
 
 /// Table options beyond a name and an alias.

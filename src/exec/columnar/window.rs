@@ -443,10 +443,7 @@ fn window_preselecting_from(
             });
         }
     }
-    let sorted = take_record_batch(&all, &UInt32Array::from(rows))?;
-    let mut columns = sorted.columns().to_vec();
-    columns.push(Arc::new(Int64Array::from(ranks)));
-    Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
+    with_column(&all, rows, Arc::new(Int64Array::from(ranks)), schema)
 }
 
 /// `lag`/`lead(value)`: the rows of `all` in window order (`order`,
@@ -470,9 +467,21 @@ fn shifted(
                 .and_then(|s| segment.get(s).copied())
         }));
     }
-    let sorted = take_record_batch(all, &UInt32Array::from(order.to_vec()))?;
-    let mut columns = sorted.columns().to_vec();
-    columns.push(take(&values, &UInt32Array::from(sources), None)?);
+    let shifted = take(&values, &UInt32Array::from(sources), None)?;
+    with_column(all, order.to_vec(), shifted, schema)
+}
+
+/// The `rows` of `all`, in that order, with `column` (one value per row
+/// taken) appended: a window's output.
+pub(super) fn with_column(
+    all: &RecordBatch,
+    rows: Vec<u32>,
+    column: ArrayRef,
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let taken = take_record_batch(all, &UInt32Array::from(rows))?;
+    let mut columns = taken.columns().to_vec();
+    columns.push(column);
     Ok(vec![RecordBatch::try_new(schema.clone(), columns)?])
 }
 

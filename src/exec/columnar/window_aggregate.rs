@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, ArrowNativeTypeOp, AsArray, PrimitiveArray, UInt32Array};
-use arrow::compute::{take, take_record_batch};
+use arrow::compute::take;
 use arrow::datatypes::{ArrowPrimitiveType, DataType, Float64Type, Int64Type, SchemaRef};
 use arrow::downcast_primitive_array;
 use arrow::record_batch::RecordBatch;
@@ -121,31 +121,36 @@ impl Spec<'_> {
             .iter()
             .map(|a| evaluate_array(a, self.all))
             .collect::<Result<Vec<_>>>()?;
-        let types: Vec<DataType> = values.iter().map(|v| v.data_type().clone()).collect();
-        let types = accumulators::input_types(func, &types);
-        let values = accumulators::cast_inputs(&values, &types)?;
-        let out = crate::physical::expr::agg_output_type(func, &types)?;
-        let mut acc = accumulators::create(func, false, &types, &out)?;
-        acc.update(&values, self.order, groups, num_groups)?;
-        acc.finish(num_groups)
+        self.aggregate_values(func, &values, groups, num_groups)
     }
 
     /// Sums of the argument as `Float64`, per group (for a running mean).
     fn aggregate_f64_sums(&self, groups: &[u32], num_groups: usize) -> Result<ArrayRef> {
         let value = evaluate_array(&self.args[0], self.all)?;
         let value = arrow::compute::cast(&value, &DataType::Float64)?;
-        let types = [DataType::Float64];
-        let mut acc = accumulators::create(AggFunc::Sum, false, &types, &DataType::Float64)?;
-        acc.update(&[value], self.order, groups, num_groups)?;
+        self.aggregate_values(AggFunc::Sum, &[value], groups, num_groups)
+    }
+
+    /// `func` of `values` (one array per argument) as [`Self::aggregate`].
+    fn aggregate_values(
+        &self,
+        func: AggFunc,
+        values: &[ArrayRef],
+        groups: &[u32],
+        num_groups: usize,
+    ) -> Result<ArrayRef> {
+        let types: Vec<DataType> = values.iter().map(|v| v.data_type().clone()).collect();
+        let types = accumulators::input_types(func, &types);
+        let values = accumulators::cast_inputs(values, &types)?;
+        let out = crate::physical::expr::agg_output_type(func, &types)?;
+        let mut acc = accumulators::create(func, false, &types, &out)?;
+        acc.update(&values, self.order, groups, num_groups)?;
         acc.finish(num_groups)
     }
 
     /// The rows in window order with `column` appended.
     fn emit(&self, column: ArrayRef) -> Result<Vec<RecordBatch>> {
-        let sorted = take_record_batch(self.all, &UInt32Array::from(self.order.to_vec()))?;
-        let mut columns = sorted.columns().to_vec();
-        columns.push(column);
-        Ok(vec![RecordBatch::try_new(self.schema.clone(), columns)?])
+        super::window::with_column(self.all, self.order.to_vec(), column, self.schema)
     }
 }
 
