@@ -299,13 +299,23 @@ impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
         grow(&mut self.sums, n, T::Native::default());
         grow(&mut self.seen, n, false);
         let a = values[0].as_primitive::<T>();
-        let v = a.values();
+        let v: &[T::Native] = a.values();
         match a.nulls().filter(|n| n.null_count() > 0) {
             None => {
                 let zero = T::Native::default();
                 let add = |a: T::Native, b| a.add_wrapping(b);
-                scatter_add(&mut self.sums, (rows, groups), (zero, add), |r| v[r]);
-                groups.iter().for_each(|&g| self.seen[g as usize] = true);
+                if n > LANES_MAX_GROUPS {
+                    // One pass that adds and marks: a second over `groups`
+                    // took a third of this function's time (db-benchmark q1).
+                    let (sums, seen) = (&mut self.sums[..n], &mut self.seen[..n]);
+                    for (&r, &g) in rows.iter().zip(groups) {
+                        sums[g as usize] = add(sums[g as usize], v[r as usize]);
+                        seen[g as usize] = true;
+                    }
+                } else {
+                    scatter_add(&mut self.sums, (rows, groups), (zero, add), |r| v[r]);
+                    groups.iter().for_each(|&g| self.seen[g as usize] = true);
+                }
             }
             Some(nulls) => {
                 for (&r, &g) in rows.iter().zip(groups) {
@@ -362,7 +372,7 @@ impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
         grow(&mut self.best, n, T::Native::default());
         grow(&mut self.seen, n, false);
         let a = values[0].as_primitive::<T>();
-        let v = a.values();
+        let v: &[T::Native] = a.values();
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
         for (&r, &g) in rows.iter().zip(groups) {
             let r = r as usize;
@@ -594,7 +604,7 @@ impl Accumulator for DecimalMean {
         grow(&mut self.sums, n, 0);
         grow(&mut self.counts, n, 0);
         let a = values[0].as_primitive::<Decimal128Type>();
-        let v = a.values();
+        let v: &[i128] = a.values();
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
         let Some(nulls) = nulls else {
             let add = |a: i128, b| a.wrapping_add(b);

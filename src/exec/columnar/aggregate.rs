@@ -313,35 +313,56 @@ impl Spec<'_> {
         let same = |m: &CodeGroups| {
             (m.dictionaries.iter().zip(&codes)).all(|(a, b)| Arc::ptr_eq(a, &b.dictionary))
         };
-        if !map.as_ref().is_some_and(same) {
+        // Each Parquet column chunk has its own dictionary, so a map is
+        // fresh at every row group for most scans.
+        let fresh = !map.as_ref().is_some_and(same);
+        if fresh {
             *map = Some(CodeGroups {
                 dictionaries: codes.iter().map(|d| d.dictionary.clone()).collect(),
                 groups: vec![UNSEEN; size],
             });
         }
         let map = map.as_mut().expect("made above");
-        // Every row of the batch, or a selection (indirect, slower).
+        // Every row of the batch, or a selection (indirect, slower). One
+        // key over every row is its own combined code: no copy.
         let whole = batch.rows.is_none();
-        combined.clear();
-        match whole {
-            true => combined.extend_from_slice(&codes[0].codes),
-            false => combined.extend(rows.iter().map(|&r| codes[0].codes[r as usize])),
-        }
-        for d in &codes[1..] {
-            let (n, c) = (d.dictionary.entries() as u32, &d.codes);
+        let combined: &[u32] = if whole && codes.len() == 1 {
+            &codes[0].codes
+        } else {
+            combined.clear();
             match whole {
-                true => (combined.iter_mut().zip(c.iter())).for_each(|(x, &c)| *x = *x * n + c),
-                false => {
-                    (combined.iter_mut().zip(rows)).for_each(|(x, &r)| *x = *x * n + c[r as usize])
+                true => combined.extend_from_slice(&codes[0].codes),
+                false => combined.extend(rows.iter().map(|&r| codes[0].codes[r as usize])),
+            }
+            for d in &codes[1..] {
+                let (n, c) = (d.dictionary.entries() as u32, &d.codes);
+                match whole {
+                    true => (combined.iter_mut().zip(c.iter())).for_each(|(x, &c)| *x = *x * n + c),
+                    false => (combined.iter_mut().zip(rows))
+                        .for_each(|(x, &r)| *x = *x * n + c[r as usize]),
                 }
             }
-        }
-        groups.clear();
-        groups.extend(combined.iter().map(|&c| map.groups[c as usize]));
-        if !groups.contains(&UNSEEN) {
-            return Ok(true);
+            combined
+        };
+        if !fresh {
+            groups.clear();
+            let mut unseen = false;
+            groups.extend(combined.iter().map(|&c| {
+                let g = map.groups[c as usize];
+                unseen |= g == UNSEEN;
+                g
+            }));
+            if !unseen {
+                return Ok(true);
+            }
         }
         // Codes met for the first time: the first row of each, marked seen.
+        // The scan stops once no code is left unseen: a dictionary of 100
+        // entries is usually covered within the first thousand rows.
+        let mut left = match fresh {
+            true => size,
+            false => map.groups.iter().filter(|&&g| g == UNSEEN).count(),
+        };
         let mut firsts: Vec<u32> = Vec::new();
         let mut first_codes: Vec<u32> = Vec::new();
         for (&c, &r) in combined.iter().zip(rows) {
@@ -350,6 +371,10 @@ impl Spec<'_> {
                 *g = 0;
                 firsts.push(r);
                 first_codes.push(c);
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
             }
         }
         let table = part.table.as_mut().expect("keyed");

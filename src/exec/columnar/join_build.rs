@@ -226,6 +226,10 @@ fn chain(
     rows: impl Iterator<Item = (usize, usize)>,
     next: &mut [u32],
 ) -> Vec<u32> {
+    // Room for every row's key up front: build keys are mostly distinct
+    // (a primary key), and a table grown by doubling rehashes all it holds
+    // each time. (The upper bound counts null keys too.)
+    table.reserve(rows.size_hint().1.unwrap_or(0));
     let mut head: Vec<u32> = Vec::new();
     for (slot, i) in rows {
         let g = table.find_or_insert(encoded, hashes[i], i) as usize;
