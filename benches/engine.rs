@@ -119,6 +119,16 @@ fn bench_parquet(c: &mut Criterion, n: usize) {
             .unwrap()
         })
     });
+    // db-benchmark q1 on the file: rows find their group through the
+    // dictionary codes of id1, one dictionary per row group.
+    g.bench_function("groupby_dictionary_codes_sum", |b| {
+        b.iter(|| {
+            x.group_by([col("id1")])
+                .agg([col("v1").sum()])
+                .collect()
+                .unwrap()
+        })
+    });
     // id6 is uniform over 1..n/100, so this keeps 2% of the rows, scattered.
     let cut = (n / 100 / 50) as i64;
     g.bench_function("scan_filter_two_percent", |b| {
