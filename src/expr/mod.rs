@@ -566,23 +566,6 @@ impl Expr {
         }
     }
 
-    /// A window aggregate (`sum(x) OVER (..)`) as the plain aggregate it
-    /// computes per partition; `None` for anything else.
-    pub fn window_aggregate(&self) -> Option<Expr> {
-        match self.unalias() {
-            Expr::Window {
-                func: WindowFunc::Aggregate(func),
-                args,
-                ..
-            } => Some(Expr::Agg {
-                func: *func,
-                args: args.clone(),
-                distinct: false,
-            }),
-            _ => None,
-        }
-    }
-
     /// True if a window function occurs anywhere in the expression.
     pub fn contains_window(&self) -> bool {
         let mut found = false;

@@ -189,7 +189,10 @@ fn grow<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
 /// At most this many groups get [`scatter_add`]'s lane copies.
 const LANES_MAX_GROUPS: usize = 16;
 
-/// Adds `value(r)` into `sums[g]` for each row `r` and its group `g`.
+/// Adds `value(r)` into `sums[g]` for each row `r` and its group `g`, and
+/// calls `mark(g)` in the same pass (a sum marks the groups that got a
+/// value: a second pass over `groups` took a third of its time on
+/// db-benchmark q1).
 ///
 /// With few groups, consecutive rows mostly hit the same slot, and each add
 /// waits for the previous one's store to the same address. Four copies of
@@ -200,11 +203,13 @@ fn scatter_add<V: Copy>(
     (rows, groups): (&[u32], &[u32]),
     (zero, add): (V, impl Fn(V, V) -> V),
     value: impl Fn(usize) -> V,
+    mut mark: impl FnMut(u32),
 ) {
     let n = sums.len();
     if n > LANES_MAX_GROUPS || rows.len() < 64 {
         for (&r, &g) in rows.iter().zip(groups) {
             sums[g as usize] = add(sums[g as usize], value(r as usize));
+            mark(g);
         }
         return;
     }
@@ -216,10 +221,12 @@ fn scatter_add<V: Copy>(
         for l in 0..LANES {
             let slot = &mut lanes[l][g[l] as usize % LANES_MAX_GROUPS];
             *slot = add(*slot, value(r[l] as usize));
+            mark(g[l]);
         }
     }
     for (&r, &g) in rest_rows.iter().zip(rest_groups) {
         sums[g as usize] = add(sums[g as usize], value(r as usize));
+        mark(g);
     }
     for lane in &lanes {
         for (s, &v) in sums.iter_mut().zip(lane) {
@@ -248,7 +255,13 @@ impl Accumulator for Count {
             values[0].logical_nulls()
         };
         match nulls {
-            None => scatter_add(&mut self.counts, (rows, groups), (0, |a, b| a + b), |_| 1),
+            None => scatter_add(
+                &mut self.counts,
+                (rows, groups),
+                (0, |a, b| a + b),
+                |_| 1,
+                |_| {},
+            ),
             Some(nulls) => {
                 for (&r, &g) in rows.iter().zip(groups) {
                     self.counts[g as usize] += nulls.is_valid(r as usize) as i64;
@@ -304,18 +317,9 @@ impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
             None => {
                 let zero = T::Native::default();
                 let add = |a: T::Native, b| a.add_wrapping(b);
-                if n > LANES_MAX_GROUPS {
-                    // One pass that adds and marks: a second over `groups`
-                    // took a third of this function's time (db-benchmark q1).
-                    let (sums, seen) = (&mut self.sums[..n], &mut self.seen[..n]);
-                    for (&r, &g) in rows.iter().zip(groups) {
-                        sums[g as usize] = add(sums[g as usize], v[r as usize]);
-                        seen[g as usize] = true;
-                    }
-                } else {
-                    scatter_add(&mut self.sums, (rows, groups), (zero, add), |r| v[r]);
-                    groups.iter().for_each(|&g| self.seen[g as usize] = true);
-                }
+                let seen = self.seen.as_mut_slice();
+                let mark = |g: u32| seen[g as usize] = true;
+                scatter_add(&mut self.sums, (rows, groups), (zero, add), |r| v[r], mark);
             }
             Some(nulls) => {
                 for (&r, &g) in rows.iter().zip(groups) {
@@ -608,8 +612,14 @@ impl Accumulator for DecimalMean {
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
         let Some(nulls) = nulls else {
             let add = |a: i128, b| a.wrapping_add(b);
-            scatter_add(&mut self.sums, (rows, groups), (0, add), |r| v[r]);
-            scatter_add(&mut self.counts, (rows, groups), (0, |a, b| a + b), |_| 1);
+            scatter_add(&mut self.sums, (rows, groups), (0, add), |r| v[r], |_| {});
+            scatter_add(
+                &mut self.counts,
+                (rows, groups),
+                (0, |a, b| a + b),
+                |_| 1,
+                |_| {},
+            );
             return Ok(());
         };
         for (&r, &g) in rows.iter().zip(groups) {
@@ -919,8 +929,14 @@ mod tests {
                 plain[g as usize] += value(r as usize);
             }
             let mut laned = vec![5i64; n];
-            scatter_add(&mut laned, (&rows, &groups), (0, |a, b| a + b), value);
+            let mut marked = vec![0usize; n];
+            let mark = |g: u32| marked[g as usize] += 1;
+            scatter_add(&mut laned, (&rows, &groups), (0, |a, b| a + b), value, mark);
             assert_eq!(laned, plain, "{n} groups");
+            // Every row marks its group once, in the lane path too.
+            let mut expected = vec![0usize; n];
+            groups.iter().for_each(|&g| expected[g as usize] += 1);
+            assert_eq!(marked, expected, "{n} groups");
         }
     }
 }

@@ -11,7 +11,9 @@ use arrow::array::{ArrayRef, new_empty_array};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, Operator, ScalarFunc, ScalarValue, coerce_binary, common_type};
+use crate::expr::{
+    AggFunc, Expr, Operator, ScalarFunc, ScalarValue, WindowFunc, coerce_binary, common_type,
+};
 use crate::kernels::fused::FusedExpr;
 
 /// A compiled expression node together with its output type.
@@ -601,6 +603,16 @@ pub fn literal_i64(e: &PhysicalExpr) -> Result<i64> {
 }
 
 use arrow::array::Array;
+
+/// The output type of a window function over arguments of the given types:
+/// an aggregate's, the argument's for lag / lead, an integer for ranks.
+pub fn window_output_type(func: WindowFunc, args: &[DataType]) -> Result<DataType> {
+    match func {
+        WindowFunc::Aggregate(f) => agg_output_type(f, args),
+        WindowFunc::Lag(_) | WindowFunc::Lead(_) => Ok(args[0].clone()),
+        WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank => Ok(DataType::Int64),
+    }
+}
 
 /// The output type of an aggregate over inputs of the given types.
 pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::compute::SortOptions;
 
-use super::expr::{PhysicalExpr, agg_output_type};
+use super::expr::{PhysicalExpr, agg_output_type, window_output_type};
 use super::{AggregateExpr, BuildSide, PhysicalPlan, Stage};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, Expr, WindowFunc, common_type};
@@ -24,7 +24,7 @@ fn row_number_limit(input: &LogicalPlan, predicate: &Expr) -> Option<usize> {
     if !matches!(
         last.unalias(),
         Expr::Window {
-            func: crate::expr::WindowFunc::RowNumber,
+            func: WindowFunc::RowNumber,
             ..
         }
     ) {
@@ -268,14 +268,8 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                     .iter()
                     .map(|a| PhysicalExpr::compile(a, &in_schema))
                     .collect::<Result<_>>()?;
-                let data_type = match func {
-                    WindowFunc::Aggregate(f) => {
-                        let types: Vec<_> = args.iter().map(|a| a.data_type.clone()).collect();
-                        agg_output_type(*f, &types)?
-                    }
-                    WindowFunc::Lag(_) | WindowFunc::Lead(_) => args[0].data_type.clone(),
-                    _ => arrow::datatypes::DataType::Int64,
-                };
+                let types: Vec<_> = args.iter().map(|a| a.data_type.clone()).collect();
+                let data_type = window_output_type(*func, &types)?;
                 let partition_by = partition_by
                     .iter()
                     .map(|p| PhysicalExpr::compile(p, &in_schema))

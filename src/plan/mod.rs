@@ -13,7 +13,7 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use crate::error::{Result, SlothError};
 use crate::expr::Expr;
 use crate::io::ScanSource;
-use crate::physical::expr::expr_field;
+use crate::physical::expr::{expr_field, window_output_type};
 
 /// Join kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,21 +203,14 @@ impl LogicalPlan {
                 let mut fields: Vec<Field> =
                     s.fields().iter().map(|f| f.as_ref().clone()).collect();
                 for e in exprs {
-                    if !matches!(e.unalias(), Expr::Window { .. }) {
+                    let Expr::Window { func, args, .. } = e.unalias() else {
                         return Err(SlothError::plan(format!("'{e}' is not a window function")));
-                    }
-                    let data_type = match (e.window_aggregate(), e.unalias()) {
-                        (Some(agg), _) => crate::physical::expr::expr_field(&agg, &s)?
-                            .data_type()
-                            .clone(),
-                        // lag / lead: the argument's type.
-                        (None, Expr::Window { func, args, .. }) if func.shift().is_some() => {
-                            crate::physical::expr::expr_field(&args[0], &s)?
-                                .data_type()
-                                .clone()
-                        }
-                        (None, _) => arrow::datatypes::DataType::Int64,
                     };
+                    let types = args
+                        .iter()
+                        .map(|a| Ok(expr_field(a, &s)?.data_type().clone()))
+                        .collect::<Result<Vec<_>>>()?;
+                    let data_type = window_output_type(*func, &types)?;
                     fields.push(Field::new(e.output_name(), data_type, true));
                 }
                 check_unique(&fields)?;

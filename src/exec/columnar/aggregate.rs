@@ -85,6 +85,8 @@ struct CodeGroups {
     dictionaries: Vec<Arc<Dictionary>>,
     /// Group of each combined code, or [`UNSEEN`].
     groups: Vec<u32>,
+    /// How many of `groups` are still [`UNSEEN`].
+    unseen: usize,
 }
 
 /// Groups and their aggregate state: a whole table, or one hash partition.
@@ -320,6 +322,7 @@ impl Spec<'_> {
             *map = Some(CodeGroups {
                 dictionaries: codes.iter().map(|d| d.dictionary.clone()).collect(),
                 groups: vec![UNSEEN; size],
+                unseen: size,
             });
         }
         let map = map.as_mut().expect("made above");
@@ -357,24 +360,20 @@ impl Spec<'_> {
             }
         }
         // Codes met for the first time: the first row of each, marked seen.
-        // The scan stops once no code is left unseen: a dictionary of 100
-        // entries is usually covered within the first thousand rows.
-        let mut left = match fresh {
-            true => size,
-            false => map.groups.iter().filter(|&&g| g == UNSEEN).count(),
-        };
+        // The scan stops once no code is left unseen: 100 codes drawn
+        // evenly are all met after about 500 rows.
         let mut firsts: Vec<u32> = Vec::new();
         let mut first_codes: Vec<u32> = Vec::new();
         for (&c, &r) in combined.iter().zip(rows) {
+            if map.unseen == 0 {
+                break;
+            }
             let g = &mut map.groups[c as usize];
             if *g == UNSEEN {
                 *g = 0;
+                map.unseen -= 1;
                 firsts.push(r);
                 first_codes.push(c);
-                left -= 1;
-                if left == 0 {
-                    break;
-                }
             }
         }
         let table = part.table.as_mut().expect("keyed");
