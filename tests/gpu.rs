@@ -78,12 +78,47 @@ fn kernel_port_matches_the_cpu_operator() {
 #[test]
 fn unsupported_operators_run_on_the_cpu_and_say_why() {
     let lf = table(100, 10)
-        .group_by([col("k"), col("k32")])
+        .group_by([col("k"), col("x")])
         .agg([col("v").sum()]);
     let (cpu, _) = on(Device::Cpu, &lf);
     let (emulated, m) = on(Device::Emulate, &lf);
     assert_eq!(cpu, emulated);
-    assert!(aggregate_note(&m).contains("more than one group key"));
+    assert!(aggregate_note(&m).contains("not an integer column"));
+}
+
+/// Several integer keys (nulls in them included) are packed into the one
+/// key the kernels hash, and unpacked into the key columns of the output.
+#[test]
+fn multi_column_integer_keys_group_on_the_kernels() {
+    for (rows, groups) in [(1000, 7), (20_000, 5000)] {
+        let lf = table(rows, groups)
+            .with_columns([col("v").alias("v_key")])
+            .group_by([col("k"), col("k32"), col("v_key")])
+            .agg([col("x").sum().alias("sx"), count_star().alias("n")]);
+        let (cpu, _) = on(Device::Cpu, &lf);
+        let (emulated, m) = on(Device::Emulate, &lf);
+        assert_eq!(cpu, emulated, "rows={rows}");
+        let note = aggregate_note(&m);
+        assert!(note.contains("emulated-gpu"), "{note}");
+    }
+}
+
+/// Keys whose value ranges multiply past 64 bits stay on the CPU, which
+/// says so.
+#[test]
+fn keys_too_wide_to_pack_run_on_the_cpu() {
+    let a: ArrayRef = Arc::new(Int64Array::from(vec![i64::MIN + 1, 0, i64::MAX, 0]));
+    let b: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3, 2]));
+    let batch = RecordBatch::try_from_iter([("a", a), ("b", b)]).unwrap();
+    let lf = LazyFrame::from_batches(vec![batch])
+        .unwrap()
+        .group_by([col("a"), col("b")])
+        .agg([count_star().alias("n")]);
+    let (cpu, _) = on(Device::Cpu, &lf);
+    let (emulated, m) = on(Device::Emulate, &lf);
+    assert_eq!(cpu, emulated);
+    let note = aggregate_note(&m);
+    assert!(note.contains("do not pack into 64 bits"), "{note}");
 }
 
 /// Forcing the GPU where it cannot run (no driver here, or any failure)
@@ -186,14 +221,30 @@ fn gpu_matches_cpu_on_db_benchmark_groupby() {
 #[test]
 fn join_kernel_port_matches_the_cpu_join_for_each_kind() {
     let left = table(3000, 400);
-    let right = table(700, 300).select([col("k").alias("rk"), col("v").alias("rv")]);
-    for how in [
+    let right = table(700, 300).select([
+        col("k").alias("rk"),
+        col("k32").alias("rk32"),
+        col("v").alias("rv"),
+    ]);
+    let one_key = |how| left.clone().join(&right, [col("k")], [col("rk")], how);
+    // Two keys (nulls in the first) are packed alike on both sides.
+    let two_keys = |how| {
+        left.clone().join(
+            &right,
+            [col("k"), col("k32")],
+            [col("rk"), col("rk32")],
+            how,
+        )
+    };
+    for (how, lf) in [
         JoinType::Inner,
         JoinType::Left,
         JoinType::Semi,
         JoinType::Anti,
-    ] {
-        let lf = left.clone().join(&right, [col("k")], [col("rk")], how);
+    ]
+    .into_iter()
+    .flat_map(|how| [(how, one_key(how)), (how, two_keys(how))])
+    {
         let (cpu, _) = on(Device::Cpu, &lf);
         let (emulated, m) = on(Device::Emulate, &lf);
         assert_eq!(cpu, emulated, "{how:?}");
@@ -267,7 +318,90 @@ fn auto_offers_only_supported_operators() {
     };
     assert!(node(&supported, "HashAggregate"));
     assert!(!node(&expression_arg, "HashAggregate"));
-    assert!(!node(&two_keys, "HashAggregate"));
+    assert!(node(&two_keys, "HashAggregate"));
+    let float_key = t.clone().group_by([col("x")]).agg([col("v").sum()]);
+    assert!(!node(&float_key, "HashAggregate"));
     assert!(node(&join, "HashJoin"));
     assert!(!node(&full, "HashJoin"));
+}
+
+/// The kernels compile with NVRTC for the architectures sloth targets, and
+/// every kernel the host launches is in the PTX. This needs NVRTC but no
+/// driver or GPU; CI installs NVRTC and sets `SLOTH_REQUIRE_NVRTC=1` so
+/// the check cannot be skipped there. When `ptxas` is found (on `PATH`, or
+/// `SLOTH_PTXAS`), the PTX is also assembled for the H100/H200's `sm_90`.
+#[cfg(feature = "cuda")]
+#[test]
+fn the_kernels_compile_with_nvrtc() {
+    use sloth::gpu::cuda;
+    let mut launched: Vec<String> = [
+        "fill_u64",
+        "gb_assign",
+        "gb_gather",
+        "join_build",
+        "join_count",
+        "join_emit",
+    ]
+    .map(String::from)
+    .into();
+    let ops = [
+        ("i64", "sum"),
+        ("i64", "min"),
+        ("i64", "max"),
+        ("u64", "count"),
+    ];
+    for (lane, op) in ops
+        .iter()
+        .chain(&[("f64", "sum"), ("f64", "min"), ("f64", "max")])
+    {
+        for shared in [false, true] {
+            launched.push(cuda::value_kernel(op, lane, shared));
+        }
+    }
+    let mut ptx_90 = String::new();
+    for arch in ["sm_80", "sm_90"] {
+        let ptx = match cuda::compile_kernels(arch) {
+            Err(why) if why.contains("no NVRTC") => {
+                assert!(
+                    std::env::var_os("SLOTH_REQUIRE_NVRTC").is_none(),
+                    "SLOTH_REQUIRE_NVRTC is set but {why}"
+                );
+                eprintln!("skipped: {why}");
+                return;
+            }
+            other => other.unwrap().to_src(),
+        };
+        for name in &launched {
+            assert!(
+                ptx.contains(&format!(".entry {name}(")),
+                "{arch}: no kernel {name}"
+            );
+        }
+        ptx_90 = ptx;
+    }
+    let ptxas = std::env::var("SLOTH_PTXAS").unwrap_or_else(|_| "ptxas".into());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("kernels.ptx");
+    std::fs::write(&file, &ptx_90).unwrap();
+    match std::process::Command::new(&ptxas)
+        .args(["-arch=sm_90", "-v", "-o"])
+        .arg(dir.path().join("kernels.cubin"))
+        .arg(&file)
+        .output()
+    {
+        Err(e) => eprintln!("ptxas not run ({ptxas}: {e})"),
+        Ok(out) => {
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "ptxas failed:\n{log}");
+            // Registers spilled to local memory would cost every row.
+            for line in log.lines().filter(|l| l.contains("spill stores")) {
+                assert!(
+                    line.trim()
+                        .starts_with("0 bytes stack frame, 0 bytes spill"),
+                    "{line}"
+                );
+            }
+            eprintln!("{log}");
+        }
+    }
 }

@@ -402,7 +402,8 @@ impl LazyFrame {
     }
 
     /// The plan as text: the logical plan, optimized (with the rules that
-    /// fired) or as written, and the physical plan.
+    /// fired) or as written, and the physical plan with the device each
+    /// group-by and join is expected to run on.
     pub fn explain(&self, optimized: bool) -> Result<String> {
         self.plan.validate()?;
         if !optimized {
@@ -410,7 +411,7 @@ impl LazyFrame {
         }
         let (plan, fired) = optimize(&self.plan, &self.options)?;
         let physical = create_physical_plan(&plan)?;
-        Ok(format!(
+        let mut text = format!(
             "Logical plan:\n{}\nOptimized plan (rules fired: {}):\n{}\nPhysical plan:\n{}",
             self.plan,
             if fired.is_empty() {
@@ -420,7 +421,18 @@ impl LazyFrame {
             },
             plan,
             physical
-        ))
+        );
+        let placement = crate::gpu::placement::placement(&plan, self.device)?;
+        if !placement.is_empty() {
+            text.push_str(&format!(
+                "\nDevice placement (--device {}; decided again at run time from the real input sizes):\n",
+                self.device
+            ));
+            for line in placement {
+                text.push_str(&format!("  {line}\n"));
+            }
+        }
+        Ok(text)
     }
 
     /// The physical plan the optimized query runs as.

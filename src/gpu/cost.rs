@@ -7,7 +7,7 @@
 //! ```
 //! The CPU rate comes from a probe of sloth's own hash aggregate on first
 //! use; the PCIe and kernel rates from a probe on the device when one is
-//! present (see `cuda.rs`), otherwise from the defaults below.
+//! present (`Gpu::rates` in `cuda.rs`), otherwise from the defaults below.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -70,6 +70,22 @@ impl CostModel {
             gpu_fixed_s: 150e-6,
             cpu_rows_per_s: cpu_rows_per_s(),
         }
+    }
+
+    /// The defaults with the CPU rate probed here, and the device's rates
+    /// measured on it (on first use) when a GPU is present.
+    pub fn calibrated() -> CostModel {
+        let model = CostModel::with_cpu_probe();
+        #[cfg(feature = "cuda")]
+        if let Ok(rates) = super::cuda::runtime().and_then(|gpu| gpu.rates()) {
+            return CostModel {
+                pcie_bytes_per_s: rates.pcie_bytes_per_s,
+                gpu_rows_per_s: rates.gpu_rows_per_s,
+                gpu_fixed_s: rates.gpu_fixed_s,
+                ..model
+            };
+        }
+        model
     }
 
     /// Estimates a group-by over `rows` rows that moves `bytes_in` to the

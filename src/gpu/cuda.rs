@@ -18,8 +18,6 @@ use super::raw::{AggKind, JoinPairs, RawAgg, RawGroupBy, RawValues, Values};
 
 const KERNELS: &str = include_str!("kernels.cu");
 const BLOCK: u32 = 256;
-/// Groups that fit the shared-memory aggregate variant (16 bytes each).
-const SHARED_GROUPS: usize = 2048;
 
 /// A device with the kernels loaded.
 pub struct Gpu {
@@ -28,6 +26,17 @@ pub struct Gpu {
     /// Device name and architecture, for reports.
     pub name: String,
     blocks: u32,
+}
+
+/// What the cost model needs to know of the device (see `cost.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceRates {
+    /// Host↔device bytes per second.
+    pub pcie_bytes_per_s: f64,
+    /// Group-by rows per second in the kernels.
+    pub gpu_rows_per_s: f64,
+    /// Seconds a GPU operator costs whatever its size.
+    pub gpu_fixed_s: f64,
 }
 
 /// Transfer and kernel time of one operator (events, synchronized).
@@ -63,12 +72,7 @@ fn init() -> Result<Gpu, String> {
         .compute_capability()
         .map_err(|e| format!("device query failed: {e}"))?;
     let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
-    let opts = cudarc::nvrtc::CompileOptions {
-        arch: Some(arch),
-        ..Default::default()
-    };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(KERNELS, opts)
-        .map_err(|e| format!("NVRTC failed to compile the kernels: {e}"))?;
+    let ptx = compile_kernels(arch)?;
     let module = ctx
         .load_module(ptx)
         .map_err(|e| format!("loading the kernels failed: {e}"))?;
@@ -85,7 +89,76 @@ fn init() -> Result<Gpu, String> {
     })
 }
 
+/// Compiles `kernels.cu` to PTX for `arch` (such as `sm_90`) with NVRTC
+/// alone. It needs neither a driver nor a GPU, so a machine without one
+/// (CI) can still check that the kernels compile.
+pub fn compile_kernels(arch: &'static str) -> Result<cudarc::nvrtc::Ptx, String> {
+    // Safety: this only tries to dlopen the library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err("no NVRTC library on this machine".into());
+    }
+    let opts = cudarc::nvrtc::CompileOptions {
+        arch: Some(arch),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(KERNELS, opts)
+        .map_err(|e| format!("NVRTC failed to compile the kernels: {e}"))
+}
+
+/// The group-by kernel for one aggregate: `op` is sum, min or max over
+/// lane i64 or f64, or count over lane u64; each has a variant with a
+/// shared-memory table per block.
+pub fn value_kernel(op: &str, lane: &str, shared: bool) -> String {
+    format!("gb_{op}_{lane}{}", if shared { "_shared" } else { "" })
+}
+
 type DResult<T> = Result<T, String>;
+
+/// An accumulator type of the kernels: its lane suffix and its bits (for
+/// `fill_u64`).
+trait Lane: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy {
+    const LANE: &'static str;
+    fn bits(self) -> u64;
+}
+
+impl Lane for i64 {
+    const LANE: &'static str = "i64";
+    fn bits(self) -> u64 {
+        self as u64
+    }
+}
+
+impl Lane for f64 {
+    const LANE: &'static str = "f64";
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+impl Lane for u64 {
+    const LANE: &'static str = "u64";
+    fn bits(self) -> u64 {
+        self
+    }
+}
+
+/// The state the aggregate kernels of one group-by share: the keys, the
+/// global table and its flags.
+struct Pass<'a> {
+    keys: (&'a CudaSlice<i64>, &'a Option<CudaSlice<u8>>, usize),
+    table: &'a mut CudaSlice<i64>,
+    mask: u64,
+    null_seen: CudaSlice<i32>,
+    overflow: CudaSlice<i32>,
+    shared: bool,
+}
+
+/// An aggregate's per-slot accumulators on the device.
+enum SlotValues {
+    F64(CudaSlice<f64>),
+    I64(CudaSlice<i64>),
+    None,
+}
 
 /// Pushes a validity bitmap argument, or a null pointer when the column
 /// has no nulls (the kernels' `is_valid` treats null as all valid).
@@ -144,194 +217,262 @@ impl Gpu {
         Ok((out, ms as f64))
     }
 
-    /// Group-by on one Int64 key; the kernels of `kernels.cu` in order.
+    /// Group-by on one Int64 key: one aggregate kernel per aggregate (the
+    /// shared-memory variants when `shared`), `gb_assign`, then `gb_gather`
+    /// so that only one word per group and aggregate comes back.
     pub fn group_by(
         &self,
         keys: &[i64],
         valid: Option<&[u8]>,
         aggs: &[(AggKind, Values<'_>)],
+        shared: bool,
     ) -> DResult<(RawGroupBy, Timing)> {
         let n = keys.len();
         let cap = capacity(n);
-        let mask = cap as u64 - 1;
         let mut timing = Timing::default();
-        let ((d_keys, d_valid, mut d_table), ms) = self.timed(|| {
-            Ok((
-                self.upload(keys)?,
-                self.upload_validity(valid)?,
-                self.upload(&vec![EMPTY_KEY; cap])?,
-            ))
-        })?;
+        let ((d_keys, d_valid), ms) =
+            self.timed(|| Ok((self.upload(keys)?, self.upload_validity(valid)?)))?;
         timing.transfer_ms += ms;
-        let nn = n as i64;
-        let (grp, groups_k) = {
-            let ((grp, groups), ms) = self.timed(|| {
-                let mut row_slot = self.stream.alloc_zeros::<i64>(n.max(1)).map_err(err)?;
-                let mut overflow = self.stream.alloc_zeros::<i32>(1).map_err(err)?;
-                let mut dense = self.stream.alloc_zeros::<i32>(cap + 2).map_err(err)?;
-                let mut groups = self.stream.alloc_zeros::<i32>(1).map_err(err)?;
-                let mut grp = self.stream.alloc_zeros::<i32>(n.max(1)).map_err(err)?;
-                let f = self.f("gb_insert")?;
-                let mut b = self.stream.launch_builder(&f);
-                b.arg(&d_keys);
-                push_validity(&mut b, &d_valid);
-                b.arg(&nn)
-                    .arg(&mut d_table)
-                    .arg(&mask)
-                    .arg(&mut row_slot)
-                    .arg(&mut overflow);
-                unsafe { b.launch(self.cfg(n, 0)) }.map_err(err)?;
-                let f = self.f("gb_assign")?;
-                let mut b = self.stream.launch_builder(&f);
-                b.arg(&d_table).arg(&mask).arg(&mut dense).arg(&mut groups);
-                unsafe { b.launch(self.cfg(cap + 2, 0)) }.map_err(err)?;
-                let f = self.f("gb_null_group")?;
-                let mut b = self.stream.launch_builder(&f);
-                b.arg(&row_slot)
-                    .arg(&nn)
-                    .arg(&mask)
-                    .arg(&mut dense)
-                    .arg(&mut groups);
-                unsafe { b.launch(self.cfg(n, 0)) }.map_err(err)?;
-                let f = self.f("gb_map")?;
-                let mut b = self.stream.launch_builder(&f);
-                b.arg(&row_slot).arg(&dense).arg(&nn).arg(&mut grp);
-                unsafe { b.launch(self.cfg(n, 0)) }.map_err(err)?;
-                let over = self.stream.clone_dtoh(&overflow).map_err(err)?;
-                if over[0] != 0 {
-                    return Err("hash table full".into());
-                }
-                let g = self.stream.clone_dtoh(&groups).map_err(err)?[0] as usize;
-                Ok(((grp, dense), g))
-            })?;
-            timing.kernel_ms += ms;
-            (grp, groups)
+        let (mut table, ms) = self.timed(|| self.filled::<i64>(cap, EMPTY_KEY as u64))?;
+        timing.kernel_ms += ms;
+        let mut pass = Pass {
+            keys: (&d_keys, &d_valid, n),
+            table: &mut table,
+            mask: cap as u64 - 1,
+            null_seen: self.stream.alloc_zeros::<i32>(1).map_err(err)?,
+            overflow: self.stream.alloc_zeros::<i32>(1).map_err(err)?,
+            shared,
         };
-        let (grp, d_dense) = grp;
-        let mut raw_aggs = Vec::with_capacity(aggs.len());
+        let mut per_slot = Vec::with_capacity(aggs.len());
         for (kind, values) in aggs {
-            let (agg, t) = self.aggregate(*kind, values, &grp, n, groups_k)?;
-            timing.transfer_ms += t.transfer_ms;
-            timing.kernel_ms += t.kernel_ms;
-            raw_aggs.push(agg);
+            per_slot.push(self.aggregate(&mut pass, *kind, values, &mut timing)?);
         }
-        let ((table, dense), ms) = self.timed(|| {
-            Ok((
-                self.stream.clone_dtoh(&d_table).map_err(err)?,
-                self.stream.clone_dtoh(&d_dense).map_err(err)?,
-            ))
+        if aggs.is_empty() {
+            // DISTINCT: a count into scratch space inserts the keys.
+            self.aggregate(&mut pass, AggKind::Count, &Values::Rows(n), &mut timing)?;
+        }
+        let ((dense, groups, null_group), ms) = self.timed(|| {
+            if self.stream.clone_dtoh(&pass.overflow).map_err(err)?[0] != 0 {
+                return Err("hash table full".into());
+            }
+            let mut dense = self.stream.alloc_zeros::<i32>(cap + 1).map_err(err)?;
+            let mut groups = self.stream.alloc_zeros::<i32>(1).map_err(err)?;
+            let f = self.f("gb_assign")?;
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&*pass.table)
+                .arg(&pass.mask)
+                .arg(&pass.null_seen)
+                .arg(&mut dense)
+                .arg(&mut groups);
+            unsafe { b.launch(self.cfg(cap + 1, 0)) }.map_err(err)?;
+            let groups = self.stream.clone_dtoh(&groups).map_err(err)?[0] as usize;
+            let null = self.stream.clone_dtoh(&dense.slice(cap..)).map_err(err)?[0];
+            Ok((dense, groups, usize::try_from(null).ok()))
         })?;
-        timing.transfer_ms += ms;
+        timing.kernel_ms += ms;
+        let keys = self.gather(&*pass.table, &dense, cap, groups, &mut timing)?;
+        let mut raw_aggs = Vec::with_capacity(per_slot.len());
+        for (values, counts) in per_slot {
+            let values = match values {
+                SlotValues::F64(v) => {
+                    RawValues::F64(self.gather(&v, &dense, cap + 1, groups, &mut timing)?)
+                }
+                SlotValues::I64(v) => {
+                    RawValues::I64(self.gather(&v, &dense, cap + 1, groups, &mut timing)?)
+                }
+                SlotValues::None => RawValues::None,
+            };
+            let counts = self.gather(&counts, &dense, cap + 1, groups, &mut timing)?;
+            raw_aggs.push(RawAgg { values, counts });
+        }
         Ok((
             RawGroupBy {
-                table,
-                dense,
-                groups: groups_k,
+                keys,
+                null_group,
                 aggs: raw_aggs,
             },
             timing,
         ))
     }
 
-    fn aggregate(
-        &self,
-        kind: AggKind,
-        values: &Values<'_>,
-        grp: &CudaSlice<i32>,
-        n: usize,
-        groups: usize,
-    ) -> DResult<(RawAgg, Timing)> {
-        let mut timing = Timing::default();
-        let nn = n as i64;
-        let g = groups.max(1);
-        let mut counts = self.stream.alloc_zeros::<u64>(g).map_err(err)?;
-        let values = match (kind, values) {
-            (AggKind::Count, v) => {
-                let (d_valid, ms) = self.timed(|| self.upload_validity(v.validity()))?;
-                timing.transfer_ms += ms;
-                let ((), ms) = self.timed(|| {
-                    let f = self.f("agg_count")?;
-                    let mut b = self.stream.launch_builder(&f);
-                    b.arg(grp);
-                    push_validity(&mut b, &d_valid);
-                    b.arg(&nn).arg(&mut counts);
-                    unsafe { b.launch(self.cfg(n, 0)) }.map(|_| ()).map_err(err)
-                })?;
-                timing.kernel_ms += ms;
-                RawValues::None
-            }
-            (_, Values::F64(v, valid)) => RawValues::F64(self.value_agg(
-                kind,
-                (v, *valid),
-                (f64::INFINITY, f64::NEG_INFINITY, 0.0, "f64"),
-                (grp, n, groups),
-                &mut counts,
-                &mut timing,
-            )?),
-            (_, Values::I64(v, valid)) => RawValues::I64(self.value_agg(
-                kind,
-                (v, *valid),
-                (i64::MAX, i64::MIN, 0, "i64"),
-                (grp, n, groups),
-                &mut counts,
-                &mut timing,
-            )?),
-            (_, Values::Rows(_)) => return Err("count(*) is counted by agg_count".into()),
-        };
-        let (counts, ms) = self.timed(|| self.stream.clone_dtoh(&counts).map_err(err))?;
-        timing.transfer_ms += ms;
-        let counts = counts[..groups].to_vec();
-        let values = match values {
-            RawValues::F64(v) => RawValues::F64(v[..groups].to_vec()),
-            RawValues::I64(v) => RawValues::I64(v[..groups].to_vec()),
-            RawValues::None => RawValues::None,
-        };
-        Ok((RawAgg { values, counts }, timing))
+    /// The device's rates for the cost model, measured once per process:
+    /// a group-by sum of 1K rows (the fixed cost of an operator) and one of
+    /// 4M rows (the marginal transfer and kernel rates).
+    pub fn rates(&self) -> Result<DeviceRates, String> {
+        static RATES: OnceLock<Result<DeviceRates, String>> = OnceLock::new();
+        RATES
+            .get_or_init(|| {
+                let run = |rows: usize| {
+                    let keys: Vec<i64> = (0..rows as i64).map(|i| (i * 7919) % 1000).collect();
+                    let lanes = [(AggKind::Sum, Values::I64(&keys, None))];
+                    self.group_by(&keys, None, &lanes, false)?; // warm-up
+                    Ok::<_, String>(self.group_by(&keys, None, &lanes, false)?.1)
+                };
+                let (small, big) = (run(1 << 10)?, run(1 << 22)?);
+                let rows = ((1 << 22) - (1 << 10)) as f64;
+                let (transfer_s, kernel_s) = (
+                    (big.transfer_ms - small.transfer_ms) / 1e3,
+                    (big.kernel_ms - small.kernel_ms) / 1e3,
+                );
+                if transfer_s <= 0.0 || kernel_s <= 0.0 {
+                    return Err(format!(
+                        "the probe's timings are not usable ({small:?}, {big:?})"
+                    ));
+                }
+                Ok(DeviceRates {
+                    pcie_bytes_per_s: 16.0 * rows / transfer_s,
+                    gpu_rows_per_s: rows / kernel_s,
+                    gpu_fixed_s: (small.transfer_ms + small.kernel_ms) / 1e3,
+                })
+            })
+            .clone()
     }
 
-    /// One `agg_{sum,min,max}_{lane}` kernel over `v` (the shared-memory
-    /// sum when the groups fit): per-group values, counts into `counts`.
-    /// `init` is (min start, max start, sum start, lane suffix).
-    fn value_agg<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy>(
+    /// Device memory bandwidth as a device-to-device copy of `bytes`
+    /// achieves it (each byte read once and written once), bytes per second.
+    pub fn copy_bandwidth(&self, bytes: usize) -> Result<f64, String> {
+        let words = bytes / 8;
+        let src = self.stream.alloc_zeros::<u64>(words).map_err(err)?;
+        let mut dst = self.stream.alloc_zeros::<u64>(words).map_err(err)?;
+        self.stream.memcpy_dtod(&src, &mut dst).map_err(err)?; // warm-up
+        let ((), ms) = self.timed(|| self.stream.memcpy_dtod(&src, &mut dst).map_err(err))?;
+        Ok(2.0 * (words * 8) as f64 / (ms / 1e3))
+    }
+
+    /// A device buffer of `len` 64-bit words, each `bits` (`fill_u64`).
+    fn filled<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
         &self,
-        kind: AggKind,
-        (v, valid): (&[T], Option<&[u8]>),
-        (min0, max0, sum0, lane): (T, T, T, &str),
-        (grp, n, groups): (&CudaSlice<i32>, usize, usize),
-        counts: &mut CudaSlice<u64>,
+        len: usize,
+        bits: u64,
+    ) -> DResult<CudaSlice<T>> {
+        let mut out = self.stream.alloc_zeros::<T>(len.max(1)).map_err(err)?;
+        if bits != 0 {
+            let n = len as i64;
+            let f = self.f("fill_u64")?;
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&mut out).arg(&n).arg(&bits);
+            unsafe { b.launch(self.cfg(len, 0)) }.map_err(err)?;
+        }
+        Ok(out)
+    }
+
+    /// `gb_gather`: the first `slots` per-slot words in group order, on
+    /// the host.
+    fn gather<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        &self,
+        per_slot: &CudaSlice<T>,
+        dense: &CudaSlice<i32>,
+        slots: usize,
+        groups: usize,
         timing: &mut Timing,
     ) -> DResult<Vec<T>> {
-        let ((d_v, d_valid), ms) =
-            self.timed(|| Ok((self.upload(v)?, self.upload_validity(valid)?)))?;
-        timing.transfer_ms += ms;
-        let (init, op) = match kind {
-            AggKind::Min => (min0, "min"),
-            AggKind::Max => (max0, "max"),
-            _ => (sum0, "sum"),
-        };
-        let mut out = self.upload(&vec![init; groups.max(1)])?;
-        let shared = op == "sum" && groups <= SHARED_GROUPS;
-        let name = format!("agg_{op}_{lane}{}", if shared { "_shared" } else { "" });
-        let smem = if shared { 16 * groups as u32 } else { 0 };
-        let (nn, gi) = (n as i64, groups as i32);
-        let ((), ms) = self.timed(|| {
-            let f = self.f(&name)?;
+        let (out, ms) = self.timed(|| {
+            let mut out = self.stream.alloc_zeros::<T>(groups.max(1)).map_err(err)?;
+            let s = slots as i64;
+            let f = self.f("gb_gather")?;
             let mut b = self.stream.launch_builder(&f);
-            b.arg(grp).arg(&d_v);
-            push_validity(&mut b, &d_valid);
-            b.arg(&nn);
-            if shared {
-                b.arg(&gi);
-            }
-            b.arg(&mut out).arg(counts);
-            unsafe { b.launch(self.cfg(n, smem)) }
-                .map(|_| ())
-                .map_err(err)
+            b.arg(per_slot).arg(dense).arg(&s).arg(&mut out);
+            unsafe { b.launch(self.cfg(slots, 0)) }.map_err(err)?;
+            Ok(out)
         })?;
         timing.kernel_ms += ms;
-        let (v, ms) = self.timed(|| self.stream.clone_dtoh(&out).map_err(err))?;
+        let (mut v, ms) = self.timed(|| self.stream.clone_dtoh(&out).map_err(err))?;
         timing.transfer_ms += ms;
+        v.truncate(groups);
         Ok(v)
+    }
+
+    /// One aggregate kernel over the keys: per-slot accumulators (none for
+    /// counts) and counts, left on the device.
+    fn aggregate(
+        &self,
+        pass: &mut Pass<'_>,
+        kind: AggKind,
+        values: &Values<'_>,
+        timing: &mut Timing,
+    ) -> DResult<(SlotValues, CudaSlice<u64>)> {
+        let op = match kind {
+            AggKind::Count => "count",
+            AggKind::Sum | AggKind::Mean => "sum",
+            AggKind::Min => "min",
+            AggKind::Max => "max",
+        };
+        Ok(match (op, values) {
+            ("count", v) | (_, v @ Values::Rows(_)) => {
+                let (acc, counts) =
+                    self.slot_pass::<u64>(pass, "count", (None, v.validity()), 0, timing)?;
+                drop(acc);
+                (SlotValues::None, counts)
+            }
+            (_, Values::F64(v, valid)) => {
+                let init = match op {
+                    "min" => f64::INFINITY,
+                    "max" => f64::NEG_INFINITY,
+                    _ => 0.0,
+                };
+                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), init, timing)?;
+                (SlotValues::F64(acc), counts)
+            }
+            (_, Values::I64(v, valid)) => {
+                let init = match op {
+                    "min" => i64::MAX,
+                    "max" => i64::MIN,
+                    _ => 0,
+                };
+                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), init, timing)?;
+                (SlotValues::I64(acc), counts)
+            }
+        })
+    }
+
+    /// Launches `gb_{op}_{lane}` (or `_shared`) over `values` (none for
+    /// counts): accumulators starting at `init`, and counts, one per slot.
+    fn slot_pass<T: Lane>(
+        &self,
+        pass: &mut Pass<'_>,
+        op: &str,
+        (values, valid): (Option<&[T]>, Option<&[u8]>),
+        init: T,
+        timing: &mut Timing,
+    ) -> DResult<(CudaSlice<T>, CudaSlice<u64>)> {
+        static NULL: u64 = 0;
+        let ((d_values, d_valid), ms) = self.timed(|| {
+            Ok((
+                values.map(|v| self.upload(v)).transpose()?,
+                self.upload_validity(valid)?,
+            ))
+        })?;
+        timing.transfer_ms += ms;
+        let slots = pass.mask as usize + 2;
+        let (out, ms) = self.timed(|| {
+            // Counts keep no accumulator: one word stands in for it.
+            let acc_len = if values.is_some() { slots } else { 1 };
+            let mut acc = self.filled::<T>(acc_len, init.bits())?;
+            let mut counts = self.stream.alloc_zeros::<u64>(slots).map_err(err)?;
+            let f = self.f(&value_kernel(op, T::LANE, pass.shared))?;
+            let (d_keys, d_kvalid, n) = pass.keys;
+            let n = n as i64;
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(d_keys);
+            push_validity(&mut b, d_kvalid);
+            b.arg(&n).arg(&mut *pass.table).arg(&pass.mask);
+            match &d_values {
+                Some(v) => b.arg(v),
+                None => b.arg(&NULL),
+            };
+            push_validity(&mut b, &d_valid);
+            b.arg(&mut acc)
+                .arg(&mut counts)
+                .arg(&mut pass.null_seen)
+                .arg(&mut pass.overflow);
+            if pass.shared {
+                b.arg(&init);
+            }
+            unsafe { b.launch(self.cfg(n as usize, 0)) }.map_err(err)?;
+            Ok((acc, counts))
+        })?;
+        timing.kernel_ms += ms;
+        Ok(out)
     }
 
     /// Hash join on one Int64 key: (build row, probe row) pairs and the
@@ -345,17 +486,22 @@ impl Gpu {
         let cap = capacity(build.0.len());
         let mask = cap as u64 - 1;
         let (nb, np) = (build.0.len() as i64, probe.0.len() as i64);
-        let ((bk, bv, pk, pv, mut table, mut heads), ms) = self.timed(|| {
+        let ((bk, bv, pk, pv), ms) = self.timed(|| {
             Ok((
                 self.upload(build.0)?,
                 self.upload_validity(build.1)?,
                 self.upload(probe.0)?,
                 self.upload_validity(probe.1)?,
-                self.upload(&vec![EMPTY_KEY; cap])?,
-                self.upload(&vec![-1i64; cap])?,
             ))
         })?;
         timing.transfer_ms += ms;
+        let ((mut table, mut heads), ms) = self.timed(|| {
+            Ok((
+                self.filled::<i64>(cap, EMPTY_KEY as u64)?,
+                self.filled::<i64>(cap, u64::MAX)?,
+            ))
+        })?;
+        timing.kernel_ms += ms;
         let ((next, counts), ms) = self.timed(|| {
             let mut next = self
                 .stream

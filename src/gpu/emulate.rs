@@ -55,111 +55,254 @@ pub fn capacity(n: usize) -> usize {
     (2 * n).max(1024).next_power_of_two()
 }
 
-/// `gb_insert`, `gb_assign`, `gb_null_group`, `gb_map`, then one
-/// aggregate kernel per aggregate. `None` when the table overflows.
+/// Keys per block's shared table in the `_shared` kernels.
+pub const SHARED_SLOTS: usize = 1024;
+const SHARED_PROBES: usize = 16;
+/// The port's launch shape: small, so that tests of a few thousand rows
+/// span several blocks and exercise the merge of their shared tables.
+const GRID: usize = 4;
+const BLOCK_DIM: usize = 256;
+
+/// Whether the `_shared` group-by kernels suit these keys: the first 64K
+/// hold at most a quarter of a block's shared slots of distinct keys.
+/// Either variant is correct; this only picks the faster one.
+pub fn prefers_shared(keys: &[i64]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    for &k in &keys[..keys.len().min(1 << 16)] {
+        if seen.insert(k) && seen.len() > SHARED_SLOTS / 4 {
+            return false;
+        }
+    }
+    true
+}
+
+/// The global table of a group-by, as the kernels leave it.
+struct Slots<'a> {
+    keys: &'a [i64],
+    kvalid: Option<&'a [u8]>,
+    table: Vec<i64>,
+    mask: u64,
+    null_seen: bool,
+    overflow: bool,
+}
+
+impl Slots<'_> {
+    /// `global_slot`: row i's slot, the null slot `mask + 1` for a null key.
+    fn global_slot(&mut self, i: usize) -> Option<usize> {
+        if !is_valid(self.kvalid, i) {
+            self.null_seen = true;
+            return Some(self.mask as usize + 1);
+        }
+        let s = find_or_insert(&mut self.table, self.mask, self.keys[i]);
+        self.overflow |= s.is_none();
+        s
+    }
+}
+
+/// `shared_slot`: the slot of `k` in a block's table, if there is room
+/// within `SHARED_PROBES` probes.
+fn shared_slot(sk: &mut [i64], k: i64) -> Option<usize> {
+    let mask = SHARED_SLOTS as u64 - 1;
+    let mut h = mix64(k as u64) & mask;
+    for _ in 0..SHARED_PROBES {
+        let prev = sk[h as usize];
+        if prev == EMPTY_KEY || prev == k {
+            sk[h as usize] = k;
+            return Some(h as usize);
+        }
+        h = (h + 1) & mask;
+    }
+    None
+}
+
+/// One aggregate kernel (`gb_{op}_{lane}`, or its `_shared` variant):
+/// per-slot accumulators (starting at `init`, combined by `op`) and
+/// counts of non-null inputs, the null slot last.
+fn aggregate_pass<T: Copy>(
+    slots: &mut Slots<'_>,
+    (value, vvalid): (impl Fn(usize) -> T, Option<&[u8]>),
+    (init, op): (T, impl Fn(&mut T, T)),
+    shared: bool,
+) -> (Vec<T>, Vec<u64>) {
+    let n = slots.keys.len();
+    let null_slot = slots.mask as usize + 1;
+    let mut acc = vec![init; null_slot + 1];
+    let mut cnt = vec![0u64; null_slot + 1];
+    let update = |acc: &mut [T], cnt: &mut [u64], s: usize, i: usize| {
+        if is_valid(vvalid, i) {
+            op(&mut acc[s], value(i));
+            cnt[s] += 1;
+        }
+    };
+    if !shared {
+        for i in 0..n {
+            if let Some(s) = slots.global_slot(i) {
+                update(&mut acc, &mut cnt, s, i);
+            }
+        }
+        return (acc, cnt);
+    }
+    for block in 0..GRID {
+        let mut sk = vec![EMPTY_KEY; SHARED_SLOTS];
+        let (mut sa, mut sc) = (vec![init; SHARED_SLOTS + 1], vec![0u64; SHARED_SLOTS + 1]);
+        let mut snull = false;
+        for thread in 0..BLOCK_DIM {
+            for i in (block * BLOCK_DIM + thread..n).step_by(GRID * BLOCK_DIM) {
+                let j = if is_valid(slots.kvalid, i) {
+                    shared_slot(&mut sk, slots.keys[i])
+                } else {
+                    snull = true;
+                    Some(SHARED_SLOTS)
+                };
+                match j {
+                    Some(j) => update(&mut sa, &mut sc, j, i),
+                    None => match find_or_insert(&mut slots.table, slots.mask, slots.keys[i]) {
+                        Some(s) => update(&mut acc, &mut cnt, s, i),
+                        None => slots.overflow = true,
+                    },
+                }
+            }
+        }
+        // The merge of the block's table into the global one.
+        for j in 0..=SHARED_SLOTS {
+            let s = if j == SHARED_SLOTS {
+                if !snull {
+                    continue;
+                }
+                slots.null_seen = true;
+                null_slot
+            } else if sk[j] == EMPTY_KEY {
+                continue;
+            } else {
+                match find_or_insert(&mut slots.table, slots.mask, sk[j]) {
+                    Some(s) => s,
+                    None => {
+                        slots.overflow = true;
+                        continue;
+                    }
+                }
+            };
+            if sc[j] > 0 {
+                op(&mut acc[s], sa[j]);
+                cnt[s] += sc[j];
+            }
+        }
+    }
+    (acc, cnt)
+}
+
+/// `gb_gather`: per-slot words in group order.
+fn gather<T: Copy + Default>(per_slot: &[T], dense: &[i32], groups: usize) -> Vec<T> {
+    let mut out = vec![T::default(); groups];
+    for (&v, &g) in per_slot.iter().zip(dense) {
+        if g >= 0 {
+            out[g as usize] = v;
+        }
+    }
+    out
+}
+
+/// The group-by kernels in launch order: one aggregate kernel per
+/// aggregate (the `_shared` variants when `shared`), `gb_assign`, then
+/// `gb_gather` of the keys and of each aggregate's accumulators and counts.
+/// `None` when the table overflows.
 pub fn group_by(
     keys: &[i64],
     valid: Option<&[u8]>,
     aggs: &[(AggKind, Values<'_>)],
+    shared: bool,
 ) -> Option<RawGroupBy> {
-    let n = keys.len();
-    let cap = capacity(n);
-    let mask = cap as u64 - 1;
-    let mut table = vec![EMPTY_KEY; cap];
-    let mut row_slot = vec![0usize; n];
-    for i in 0..n {
-        row_slot[i] = if is_valid(valid, i) {
-            find_or_insert(&mut table, mask, keys[i])?
-        } else {
-            cap
-        };
+    let cap = capacity(keys.len());
+    let mut slots = Slots {
+        keys,
+        kvalid: valid,
+        table: vec![EMPTY_KEY; cap],
+        mask: cap as u64 - 1,
+        null_seen: false,
+        overflow: false,
+    };
+    let count = |slots: &mut Slots<'_>, vvalid| {
+        aggregate_pass(slots, (|_| 0u64, vvalid), (0, |_, _| {}), shared).1
+    };
+    let per_slot: Vec<(RawValues, Vec<u64>)> = aggs
+        .iter()
+        .map(|(kind, values)| match (kind, values) {
+            (AggKind::Count, v) | (_, v @ Values::Rows(_)) => {
+                (RawValues::None, count(&mut slots, v.validity()))
+            }
+            (AggKind::Sum | AggKind::Mean, Values::F64(v, vv)) => {
+                let sum = |a: &mut f64, x: f64| *a += x;
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (0.0, sum), shared);
+                (RawValues::F64(a), c)
+            }
+            (AggKind::Sum | AggKind::Mean, Values::I64(v, vv)) => {
+                let sum = |a: &mut i64, x: i64| *a = a.wrapping_add(x);
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (0, sum), shared);
+                (RawValues::I64(a), c)
+            }
+            (AggKind::Min | AggKind::Max, Values::F64(v, vv)) => {
+                let (init, op): (f64, fn(&mut f64, f64)) = if *kind == AggKind::Min {
+                    (f64::INFINITY, |a, x| {
+                        if x < *a {
+                            *a = x
+                        }
+                    })
+                } else {
+                    (f64::NEG_INFINITY, |a, x| {
+                        if x > *a {
+                            *a = x
+                        }
+                    })
+                };
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (init, op), shared);
+                (RawValues::F64(a), c)
+            }
+            (AggKind::Min | AggKind::Max, Values::I64(v, vv)) => {
+                let (init, op): (i64, fn(&mut i64, i64)) = if *kind == AggKind::Min {
+                    (i64::MAX, |a, x| *a = (*a).min(x))
+                } else {
+                    (i64::MIN, |a, x| *a = (*a).max(x))
+                };
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (init, op), shared);
+                (RawValues::I64(a), c)
+            }
+        })
+        .collect();
+    if aggs.is_empty() {
+        count(&mut slots, None); // DISTINCT: the keys still need inserting
     }
-    let mut groups = 0i32;
+    if slots.overflow {
+        return None;
+    }
+    // gb_assign (in slot order: one of the orders the GPU's atomics give).
     let mut dense = vec![-1i32; cap + 1];
-    for s in 0..cap {
-        if table[s] != EMPTY_KEY {
-            dense[s] = groups;
+    let mut groups = 0usize;
+    for (s, d) in dense.iter_mut().enumerate() {
+        let used = match slots.table.get(s) {
+            Some(&k) => k != EMPTY_KEY,
+            None => slots.null_seen,
+        };
+        if used {
+            *d = groups as i32;
             groups += 1;
         }
     }
-    if row_slot.contains(&cap) {
-        dense[cap] = groups;
-        groups += 1;
-    }
-    let grp: Vec<usize> = row_slot.iter().map(|&s| dense[s] as usize).collect();
-    let g = groups as usize;
-    let aggs = aggs
-        .iter()
-        .map(|(kind, values)| aggregate(*kind, values, &grp, g))
+    let aggs = per_slot
+        .into_iter()
+        .map(|(values, counts)| RawAgg {
+            values: match values {
+                RawValues::F64(v) => RawValues::F64(gather(&v, &dense, groups)),
+                RawValues::I64(v) => RawValues::I64(gather(&v, &dense, groups)),
+                RawValues::None => RawValues::None,
+            },
+            counts: gather(&counts, &dense, groups),
+        })
         .collect();
     Some(RawGroupBy {
-        table,
-        dense,
-        groups: g,
+        keys: gather(&slots.table, &dense, groups),
+        null_group: usize::try_from(dense[cap]).ok(),
         aggs,
     })
-}
-
-/// The `agg_*` kernels (global and shared variants give the same values).
-fn aggregate(kind: AggKind, values: &Values<'_>, grp: &[usize], groups: usize) -> RawAgg {
-    let mut counts = vec![0u64; groups];
-    let valid = values.validity();
-    let mut count = |i: usize| counts[grp[i]] += 1;
-    let values = match (kind, values) {
-        (AggKind::Count, _) => {
-            (0..grp.len())
-                .filter(|&i| is_valid(valid, i))
-                .for_each(&mut count);
-            RawValues::None
-        }
-        (AggKind::Sum | AggKind::Mean, Values::F64(v, _)) => {
-            let mut out = vec![0.0; groups];
-            for i in (0..grp.len()).filter(|&i| is_valid(valid, i)) {
-                out[grp[i]] += v[i];
-                count(i);
-            }
-            RawValues::F64(out)
-        }
-        (AggKind::Sum | AggKind::Mean, Values::I64(v, _)) => {
-            let mut out = vec![0i64; groups];
-            for i in (0..grp.len()).filter(|&i| is_valid(valid, i)) {
-                out[grp[i]] = out[grp[i]].wrapping_add(v[i]);
-                count(i);
-            }
-            RawValues::I64(out)
-        }
-        (AggKind::Min | AggKind::Max, Values::F64(v, _)) => {
-            let min = kind == AggKind::Min;
-            let mut out = vec![
-                if min {
-                    f64::INFINITY
-                } else {
-                    f64::NEG_INFINITY
-                };
-                groups
-            ];
-            for i in (0..grp.len()).filter(|&i| is_valid(valid, i)) {
-                let o = &mut out[grp[i]];
-                if (min && v[i] < *o) || (!min && v[i] > *o) {
-                    *o = v[i];
-                }
-                count(i);
-            }
-            RawValues::F64(out)
-        }
-        (AggKind::Min | AggKind::Max, Values::I64(v, _)) => {
-            let min = kind == AggKind::Min;
-            let mut out = vec![if min { i64::MAX } else { i64::MIN }; groups];
-            for i in (0..grp.len()).filter(|&i| is_valid(valid, i)) {
-                let o = &mut out[grp[i]];
-                *o = if min { (*o).min(v[i]) } else { (*o).max(v[i]) };
-                count(i);
-            }
-            RawValues::I64(out)
-        }
-        (_, Values::Rows(_)) => unreachable!("only count(*) has no values"),
-    };
-    RawAgg { values, counts }
 }
 
 /// `join_build`, `join_count`, an exclusive scan, `join_emit`: the

@@ -47,97 +47,31 @@ __device__ long long find(const long long* table, unsigned long long mask, long 
     return -1;
 }
 
-extern "C" __global__ void gb_insert(const long long* keys, const unsigned char* valid, long long n,
-                                     long long* table, unsigned long long mask,
-                                     long long* row_slot, int* overflow) {
-    GRID_STRIDE(i, n) {
-        if (!is_valid(valid, i)) { row_slot[i] = (long long)mask + 1; continue; }
-        long long s = find_or_insert(table, mask, keys[i]);
-        if (s < 0) *overflow = 1;
-        row_slot[i] = s;
-    }
+// Fills n 64-bit words with one bit pattern: tables start at EMPTY_KEY,
+// join chains at -1, minima at +inf, maxima at -inf. Filling on the device
+// saves uploading a table that is mostly empty.
+extern "C" __global__ void fill_u64(unsigned long long* p, long long n, unsigned long long v) {
+    GRID_STRIDE(i, n) { p[i] = v; }
 }
 
-// Dense group ids for the used slots (and the null slot when used).
-// dense has mask + 2 entries: one per slot, then the null slot.
-extern "C" __global__ void gb_assign(const long long* table, unsigned long long mask,
-                                     int* dense, int* groups) {
-    GRID_STRIDE(s, (long long)mask + 2) {
-        dense[s] = (s <= (long long)mask && table[s] != EMPTY_KEY) ? atomicAdd(groups, 1) : -1;
-    }
-}
+// --- group-by: one pass per aggregate over keys and values ---
+//
+// Each aggregate kernel finds (or inserts) each row's key in the global
+// table and updates that slot's accumulator and count of non-null inputs
+// with atomics: the keys and values are read once, and nothing per row is
+// written back to memory. Slot mask + 1 belongs to the null key, and
+// *null_seen records that it was used. The first aggregate inserts every
+// key; the others find them again. With no aggregate (DISTINCT), a count
+// into scratch space inserts the keys.
+//
+// The `_shared` variants first try a small table in each block's shared
+// memory (low cardinality: most updates stay on chip), send a row whose
+// key finds no room there to the global table, and merge the block's
+// table into the global one at the end. Any cardinality is correct with
+// either variant; the host picks by a sample of the keys.
 
-extern "C" __global__ void gb_null_group(const long long* row_slot, long long n,
-                                         unsigned long long mask, int* dense, int* groups) {
-    GRID_STRIDE(i, n) {
-        if (row_slot[i] == (long long)mask + 1) {
-            if (atomicCAS(&dense[mask + 1], -1, -2) == -1) dense[mask + 1] = atomicAdd(groups, 1);
-        }
-    }
-}
-
-extern "C" __global__ void gb_map(const long long* row_slot, const int* dense, long long n, int* row_group) {
-    GRID_STRIDE(i, n) { row_group[i] = dense[row_slot[i]]; }
-}
-
-// --- aggregates over dense group ids: value + count of non-null inputs ---
-
-extern "C" __global__ void agg_count(const int* grp, const unsigned char* valid, long long n,
-                                     unsigned long long* cnt) {
-    GRID_STRIDE(i, n) { if (is_valid(valid, i)) atomicAdd(&cnt[grp[i]], 1ULL); }
-}
-
-extern "C" __global__ void agg_sum_f64(const int* grp, const double* v, const unsigned char* valid,
-                                       long long n, double* out, unsigned long long* cnt) {
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) { atomicAdd(&out[grp[i]], v[i]); atomicAdd(&cnt[grp[i]], 1ULL); }
-    }
-}
-
-extern "C" __global__ void agg_sum_i64(const int* grp, const long long* v, const unsigned char* valid,
-                                       long long n, long long* out, unsigned long long* cnt) {
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) {
-            atomicAdd((unsigned long long*)&out[grp[i]], (unsigned long long)v[i]);
-            atomicAdd(&cnt[grp[i]], 1ULL);
-        }
-    }
-}
-
-// Low cardinality: each block accumulates in shared memory, then merges
-// its partial sums into the global ones (one global atomic per group per
-// block instead of one per row).
-extern "C" __global__ void agg_sum_f64_shared(const int* grp, const double* v, const unsigned char* valid,
-                                              long long n, int groups, double* out, unsigned long long* cnt) {
-    extern __shared__ unsigned char smem[];
-    double* s = (double*)smem;
-    unsigned long long* c = (unsigned long long*)(s + groups);
-    for (int j = threadIdx.x; j < groups; j += blockDim.x) { s[j] = 0.0; c[j] = 0ULL; }
-    __syncthreads();
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) { atomicAdd(&s[grp[i]], v[i]); atomicAdd(&c[grp[i]], 1ULL); }
-    }
-    __syncthreads();
-    for (int j = threadIdx.x; j < groups; j += blockDim.x) {
-        if (c[j]) { atomicAdd(&out[j], s[j]); atomicAdd(&cnt[j], c[j]); }
-    }
-}
-
-extern "C" __global__ void agg_sum_i64_shared(const int* grp, const long long* v, const unsigned char* valid,
-                                              long long n, int groups, long long* out, unsigned long long* cnt) {
-    extern __shared__ unsigned char smem[];
-    unsigned long long* s = (unsigned long long*)smem;
-    unsigned long long* c = s + groups;
-    for (int j = threadIdx.x; j < groups; j += blockDim.x) { s[j] = 0ULL; c[j] = 0ULL; }
-    __syncthreads();
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) { atomicAdd(&s[grp[i]], (unsigned long long)v[i]); atomicAdd(&c[grp[i]], 1ULL); }
-    }
-    __syncthreads();
-    for (int j = threadIdx.x; j < groups; j += blockDim.x) {
-        if (c[j]) { atomicAdd((unsigned long long*)&out[j], s[j]); atomicAdd(&cnt[j], c[j]); }
-    }
-}
+#define SHARED_SLOTS 1024
+#define SHARED_PROBES 16
 
 __device__ void atomic_min_f64(double* addr, double v) {
     unsigned long long* p = (unsigned long long*)addr;
@@ -159,33 +93,118 @@ __device__ void atomic_max_f64(double* addr, double v) {
     }
 }
 
-// `out` starts at +inf (min) or -inf (max); NaN inputs are left to the CPU
-// (the host checks for them before choosing the GPU).
-extern "C" __global__ void agg_min_f64(const int* grp, const double* v, const unsigned char* valid,
-                                       long long n, double* out, unsigned long long* cnt) {
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) { atomic_min_f64(&out[grp[i]], v[i]); atomicAdd(&cnt[grp[i]], 1ULL); }
+__device__ __forceinline__ void op_sum(long long* a, long long v) {
+    atomicAdd((unsigned long long*)a, (unsigned long long)v);
+}
+__device__ __forceinline__ void op_sum(double* a, double v) { atomicAdd(a, v); }
+__device__ __forceinline__ void op_min(long long* a, long long v) { atomicMin(a, v); }
+__device__ __forceinline__ void op_min(double* a, double v) { atomic_min_f64(a, v); }
+__device__ __forceinline__ void op_max(long long* a, long long v) { atomicMax(a, v); }
+__device__ __forceinline__ void op_max(double* a, double v) { atomic_max_f64(a, v); }
+// count(x) and count(*): the counts are all there is (no values to read).
+__device__ __forceinline__ void op_count(unsigned long long*, unsigned long long) {}
+
+// The global slot of row i's key (mask + 1 for a null key), or -1 when
+// the table is full.
+__device__ __forceinline__ long long global_slot(const long long* keys, const unsigned char* kvalid,
+                                                 long long i, long long* table,
+                                                 unsigned long long mask, int* null_seen) {
+    if (!is_valid(kvalid, i)) { *null_seen = 1; return (long long)mask + 1; }
+    return find_or_insert(table, mask, keys[i]);
+}
+
+// The slot of key k in a block's shared table, or -1 when it finds no room
+// within SHARED_PROBES probes.
+__device__ __forceinline__ int shared_slot(long long* sk, long long k) {
+    unsigned int h = (unsigned int)mix64((unsigned long long)k) & (SHARED_SLOTS - 1);
+    for (int p = 0; p < SHARED_PROBES; p++) {
+        long long prev = (long long)atomicCAS((unsigned long long*)&sk[h],
+                                              (unsigned long long)EMPTY_KEY,
+                                              (unsigned long long)k);
+        if (prev == EMPTY_KEY || prev == k) return (int)h;
+        h = (h + 1) & (SHARED_SLOTS - 1);
+    }
+    return -1;
+}
+
+#define GB_AGG_ARGS(T)                                                                          \
+    const long long *keys, const unsigned char *kvalid, long long n, long long *table,           \
+        unsigned long long mask, const T *v, const unsigned char *vvalid, T *acc,               \
+        unsigned long long *cnt, int *null_seen, int *overflow
+
+#define GB_AGG(OP, T, LANE, V)                                                                   \
+extern "C" __global__ void gb_##OP##_##LANE(GB_AGG_ARGS(T)) {                                   \
+    GRID_STRIDE(i, n) {                                                                         \
+        long long s = global_slot(keys, kvalid, i, table, mask, null_seen);                     \
+        if (s < 0) { *overflow = 1; continue; }                                                 \
+        if (is_valid(vvalid, i)) { op_##OP(&acc[s], V); atomicAdd(&cnt[s], 1ULL); }          \
+    }                                                                                           \
+}                                                                                               \
+extern "C" __global__ void gb_##OP##_##LANE##_shared(GB_AGG_ARGS(T), T init) {                  \
+    __shared__ long long sk[SHARED_SLOTS];                                                      \
+    __shared__ T sa[SHARED_SLOTS + 1];                                                          \
+    __shared__ unsigned long long sc[SHARED_SLOTS + 1];                                         \
+    __shared__ int snull;                                                                       \
+    for (int j = threadIdx.x; j <= SHARED_SLOTS; j += blockDim.x) {                             \
+        if (j < SHARED_SLOTS) sk[j] = EMPTY_KEY;                                                \
+        sa[j] = init; sc[j] = 0ULL;                                                             \
+    }                                                                                           \
+    if (threadIdx.x == 0) snull = 0;                                                            \
+    __syncthreads();                                                                            \
+    GRID_STRIDE(i, n) {                                                                         \
+        int j = is_valid(kvalid, i) ? shared_slot(sk, keys[i]) : SHARED_SLOTS;                  \
+        if (j == SHARED_SLOTS) snull = 1;                                                       \
+        if (j >= 0) {                                                                           \
+            if (is_valid(vvalid, i)) { op_##OP(&sa[j], V); atomicAdd(&sc[j], 1ULL); }        \
+            continue;                                                                           \
+        }                                                                                       \
+        long long s = find_or_insert(table, mask, keys[i]);                                     \
+        if (s < 0) { *overflow = 1; continue; }                                                 \
+        if (is_valid(vvalid, i)) { op_##OP(&acc[s], V); atomicAdd(&cnt[s], 1ULL); }          \
+    }                                                                                           \
+    __syncthreads();                                                                            \
+    for (int j = threadIdx.x; j <= SHARED_SLOTS; j += blockDim.x) {                             \
+        long long s;                                                                            \
+        if (j == SHARED_SLOTS) {                                                                \
+            if (!snull) continue;                                                               \
+            *null_seen = 1; s = (long long)mask + 1;                                            \
+        } else {                                                                                \
+            if (sk[j] == EMPTY_KEY) continue;                                                   \
+            s = find_or_insert(table, mask, sk[j]);                                             \
+            if (s < 0) { *overflow = 1; continue; }                                             \
+        }                                                                                       \
+        if (sc[j]) { op_##OP(&acc[s], sa[j]); atomicAdd(&cnt[s], sc[j]); }                      \
+    }                                                                                           \
+}
+
+// NaN orders differently in the float comparisons: the host leaves NaN
+// inputs to the CPU. `min`/`max` accumulators start at +/-inf or the
+// integer extremes (the host fills them).
+GB_AGG(sum, long long, i64, v[i])
+GB_AGG(min, long long, i64, v[i])
+GB_AGG(max, long long, i64, v[i])
+GB_AGG(sum, double, f64, v[i])
+GB_AGG(min, double, f64, v[i])
+GB_AGG(max, double, f64, v[i])
+GB_AGG(count, unsigned long long, u64, 0ULL)
+
+// Dense group ids for the used slots, then for the null slot when used.
+// dense has mask + 2 entries: one per slot, then the null slot.
+extern "C" __global__ void gb_assign(const long long* table, unsigned long long mask,
+                                     const int* null_seen, int* dense, int* groups) {
+    GRID_STRIDE(s, (long long)mask + 2) {
+        bool used = s <= (long long)mask ? table[s] != EMPTY_KEY : *null_seen != 0;
+        dense[s] = used ? atomicAdd(groups, 1) : -1;
     }
 }
 
-extern "C" __global__ void agg_max_f64(const int* grp, const double* v, const unsigned char* valid,
-                                       long long n, double* out, unsigned long long* cnt) {
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) { atomic_max_f64(&out[grp[i]], v[i]); atomicAdd(&cnt[grp[i]], 1ULL); }
-    }
-}
-
-extern "C" __global__ void agg_min_i64(const int* grp, const long long* v, const unsigned char* valid,
-                                       long long n, long long* out, unsigned long long* cnt) {
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) { atomicMin(&out[grp[i]], v[i]); atomicAdd(&cnt[grp[i]], 1ULL); }
-    }
-}
-
-extern "C" __global__ void agg_max_i64(const int* grp, const long long* v, const unsigned char* valid,
-                                       long long n, long long* out, unsigned long long* cnt) {
-    GRID_STRIDE(i, n) {
-        if (is_valid(valid, i)) { atomicMax(&out[grp[i]], v[i]); atomicAdd(&cnt[grp[i]], 1ULL); }
+// Compacts per-slot words (keys, accumulators, counts) into per-group
+// order, so only one word per group crosses back to the host.
+extern "C" __global__ void gb_gather(const unsigned long long* per_slot, const int* dense,
+                                     long long slots, unsigned long long* per_group) {
+    GRID_STRIDE(s, slots) {
+        int g = dense[s];
+        if (g >= 0) per_group[g] = per_slot[s];
     }
 }
 

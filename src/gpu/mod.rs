@@ -18,6 +18,8 @@ pub mod cost;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod emulate;
+pub mod key_pack;
+pub mod placement;
 pub mod raw;
 pub mod sweep;
 
@@ -31,6 +33,7 @@ use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 use crate::physical::AggregateExpr;
 use crate::physical::expr::{Node, PhysicalExpr};
+use key_pack::{KeyPacking, Nulls};
 use raw::{AggKind, Values};
 
 /// Where group-by operators run.
@@ -62,6 +65,17 @@ impl FromStr for Device {
     }
 }
 
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Device::Cpu => "cpu",
+            Device::Gpu => "gpu",
+            Device::Auto => "auto",
+            Device::Emulate => "emulate",
+        })
+    }
+}
+
 /// Whether a usable GPU is present, or why not.
 pub fn availability() -> std::result::Result<String, String> {
     #[cfg(feature = "cuda")]
@@ -74,11 +88,19 @@ pub fn availability() -> std::result::Result<String, String> {
     }
 }
 
-/// A group-by the kernels can run: one integer key, and sum, count, mean,
-/// min, max over integer or float columns.
+/// A group-by the kernels can run: integer keys (several are packed into
+/// one, see `key_pack.rs`), and sum, count, mean, min, max over integer or
+/// float columns.
 struct GroupBySpec {
-    key: usize,
+    keys: Vec<usize>,
     aggs: Vec<(AggKind, Option<usize>)>,
+}
+
+impl GroupBySpec {
+    /// The value columns the aggregates read (`count(*)` reads none).
+    fn value_columns(&self) -> usize {
+        self.aggs.iter().filter(|(_, c)| c.is_some()).count()
+    }
 }
 
 fn spec(keys: &[PhysicalExpr], aggs: &[AggregateExpr]) -> std::result::Result<GroupBySpec, String> {
@@ -86,12 +108,17 @@ fn spec(keys: &[PhysicalExpr], aggs: &[AggregateExpr]) -> std::result::Result<Gr
         Node::Column(i) if raw::lane_type(&e.data_type).is_some() => Some(i),
         _ => None,
     };
-    let [key] = keys else {
-        return Err("not supported on the GPU: more than one group key".into());
-    };
-    let key = column(key)
-        .filter(|_| raw::lane_type(&key.data_type) == Some(DataType::Int64))
-        .ok_or("not supported on the GPU: the key is not an integer column")?;
+    if keys.is_empty() {
+        return Err("not supported on the GPU: a global aggregate (no group key)".into());
+    }
+    let keys = keys
+        .iter()
+        .map(|key| {
+            column(key)
+                .filter(|_| raw::lane_type(&key.data_type) == Some(DataType::Int64))
+                .ok_or("not supported on the GPU: a key that is not an integer column")
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     let aggs = aggs
         .iter()
         .map(|a| {
@@ -108,44 +135,108 @@ fn spec(keys: &[PhysicalExpr], aggs: &[AggregateExpr]) -> std::result::Result<Gr
             }
             match a.args.as_slice() {
                 [] => Ok((kind, None)),
-                [arg] => column(arg).map(|c| (kind, Some(c))).ok_or_else(|| {
-                    "not supported on the GPU: an aggregate of an expression".into()
-                }),
+                [arg] => column(arg)
+                    .map(|c| (kind, Some(c)))
+                    .ok_or_else(|| match arg.node {
+                        Node::Column(_) => format!(
+                            "not supported on the GPU: an aggregate of a {} column",
+                            arg.data_type
+                        ),
+                        _ => "not supported on the GPU: an aggregate of an expression".into(),
+                    }),
                 _ => Err("not supported on the GPU: multi-argument aggregates".into()),
             }
         })
         .collect::<std::result::Result<Vec<_>, String>>()?;
-    Ok(GroupBySpec { key, aggs })
+    Ok(GroupBySpec { keys, aggs })
 }
 
-/// True when the kernels can run this operator (a group-by or join of the
-/// supported shape); says nothing about whether they should.
-pub fn supports(plan: &crate::physical::PhysicalPlan) -> bool {
-    use crate::physical::PhysicalPlan;
+/// The key columns of a join the kernels can run (integer keys; inner,
+/// left, semi or anti; no filter beyond the keys), or why they cannot.
+fn join_spec(
+    (left_keys, right_keys): (&[PhysicalExpr], &[PhysicalExpr]),
+    how: crate::plan::JoinType,
+    has_filter: bool,
+) -> std::result::Result<(Vec<usize>, Vec<usize>), String> {
     use crate::plan::JoinType;
+    if has_filter
+        || !matches!(
+            how,
+            JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
+        )
+    {
+        return Err(format!(
+            "not supported on the GPU: {how:?} join{}",
+            if has_filter { " with a filter" } else { "" }
+        ));
+    }
+    match (int_key_columns(left_keys), int_key_columns(right_keys)) {
+        (Some(l), Some(r)) => Ok((l, r)),
+        _ => Err("not supported on the GPU: a non-integer join key".into()),
+    }
+}
+
+/// Why the kernels cannot run this operator, or `None` when they can (a
+/// group-by or join of the supported shape); says nothing about whether
+/// they should.
+pub fn unsupported(plan: &crate::physical::PhysicalPlan) -> Option<String> {
+    use crate::physical::PhysicalPlan;
     match plan {
-        PhysicalPlan::HashAggregate { keys, aggs, .. } => spec(keys, aggs).is_ok(),
+        PhysicalPlan::HashAggregate { keys, aggs, .. } => spec(keys, aggs).err(),
         PhysicalPlan::HashJoin {
             left_keys,
             right_keys,
             how,
             filter,
             ..
-        } => {
-            let int_key = |k: &[PhysicalExpr]| {
-                matches!(k, [e] if matches!(e.node, Node::Column(_))
-                    && raw::lane_type(&e.data_type) == Some(DataType::Int64))
-            };
-            filter.is_none()
-                && matches!(
-                    how,
-                    JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
-                )
-                && int_key(left_keys)
-                && int_key(right_keys)
-        }
-        _ => false,
+        } => join_spec((left_keys, right_keys), *how, filter.is_some()).err(),
+        _ => Some("not a group-by or join".into()),
     }
+}
+
+/// True when the kernels can run this operator (see [`unsupported`]).
+pub fn supports(plan: &crate::physical::PhysicalPlan) -> bool {
+    unsupported(plan).is_none()
+}
+
+/// The cost model's estimate for a group-by of `rows` rows that reads
+/// `value_columns` value columns besides its key.
+pub fn group_by_estimate(rows: usize, value_columns: usize) -> cost::Estimate {
+    cost::CostModel::calibrated().estimate(rows, 8 * rows * (1 + value_columns), 0)
+}
+
+/// The cost model's estimate for a group-by or join the kernels support,
+/// given its inputs' rows (a join's probe side first, as in the plan).
+pub fn operator_estimate(
+    plan: &crate::physical::PhysicalPlan,
+    input_rows: &[usize],
+) -> Option<cost::Estimate> {
+    use crate::physical::PhysicalPlan;
+    match (plan, input_rows) {
+        (PhysicalPlan::HashAggregate { keys, aggs, .. }, [rows]) => {
+            let values = spec(keys, aggs).ok()?.value_columns();
+            Some(group_by_estimate(*rows, values))
+        }
+        (PhysicalPlan::HashJoin { .. }, [probe, build]) => Some(join_estimate(*probe, *build)),
+        _ => None,
+    }
+}
+
+/// The cost model's estimate for a join of `probe` rows against `build`
+/// rows (keys in, a pair of row indices per probe row back).
+pub fn join_estimate(probe: usize, build: usize) -> cost::Estimate {
+    cost::CostModel::calibrated().estimate(probe + build, 8 * (probe + build), 16 * probe)
+}
+
+/// The input columns of join keys that are all integer columns.
+fn int_key_columns(keys: &[PhysicalExpr]) -> Option<Vec<usize>> {
+    keys.iter()
+        .map(|e| match e.node {
+            Node::Column(i) if raw::lane_type(&e.data_type) == Some(DataType::Int64) => Some(i),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()
+        .filter(|k| !k.is_empty())
 }
 
 /// A column of the input, concatenated and widened to Int64 or Float64.
@@ -160,6 +251,61 @@ fn lane_column(batches: &[RecordBatch], i: usize) -> Result<ArrayRef> {
     })
 }
 
+/// The one Int64 key the kernels group by: the key column itself, or
+/// several integer key columns packed into one (with their packing), or
+/// why they do not pack.
+#[allow(clippy::type_complexity)]
+fn group_key(
+    input: &[RecordBatch],
+    keys: &[usize],
+) -> Result<std::result::Result<(ArrayRef, Option<KeyPacking>), String>> {
+    let columns = keys
+        .iter()
+        .map(|&k| lane_column(input, k))
+        .collect::<Result<Vec<_>>>()?;
+    if let [one] = columns.as_slice() {
+        return Ok(Ok((one.clone(), None)));
+    }
+    let ints: Vec<&Int64Array> = columns.iter().map(as_int64).collect();
+    let parts: Vec<&[&Int64Array]> = ints.iter().map(std::slice::from_ref).collect();
+    Ok(KeyPacking::new(&parts, Nulls::Group).map(|p| {
+        let packed: ArrayRef = std::sync::Arc::new(p.pack(&ints));
+        (packed, Some(p))
+    }))
+}
+
+/// The one Int64 key per join side the kernels match on: the key columns
+/// themselves, or several integer keys packed alike on both sides (a row
+/// with a null key matches nothing), or why they do not pack.
+#[allow(clippy::type_complexity)]
+fn join_keys(
+    (left, lk): (&[RecordBatch], &[usize]),
+    (right, rk): (&[RecordBatch], &[usize]),
+) -> Result<std::result::Result<(ArrayRef, ArrayRef), String>> {
+    let columns = |input: &[RecordBatch], keys: &[usize]| {
+        keys.iter()
+            .map(|&k| lane_column(input, k))
+            .collect::<Result<Vec<_>>>()
+    };
+    let (l, r) = (columns(left, lk)?, columns(right, rk)?);
+    if let ([l], [r]) = (l.as_slice(), r.as_slice()) {
+        return Ok(Ok((l.clone(), r.clone())));
+    }
+    let (l, r): (Vec<&Int64Array>, Vec<&Int64Array>) = (
+        l.iter().map(as_int64).collect(),
+        r.iter().map(as_int64).collect(),
+    );
+    let both: Vec<[&Int64Array; 2]> = l.iter().zip(&r).map(|(a, b)| [*a, *b]).collect();
+    let parts: Vec<&[&Int64Array]> = both.iter().map(|p| p.as_slice()).collect();
+    Ok(KeyPacking::new(&parts, Nulls::Propagate).map(|p| {
+        let (l, r): (ArrayRef, ArrayRef) = (
+            std::sync::Arc::new(p.pack(&l)),
+            std::sync::Arc::new(p.pack(&r)),
+        );
+        (l, r)
+    }))
+}
+
 /// What happened to a group-by offered to the GPU.
 pub enum Outcome {
     /// It ran there: the output and a note (device, estimate, times).
@@ -168,12 +314,14 @@ pub enum Outcome {
     Declined(String),
 }
 
-/// The values of an Int64 lane column (see [`lane_column`]).
+/// An Int64 lane column (see [`lane_column`]).
+fn as_int64(a: &ArrayRef) -> &Int64Array {
+    a.as_any().downcast_ref::<Int64Array>().expect("lane type")
+}
+
+/// The values of an Int64 lane column.
 fn int64_values(a: &ArrayRef) -> &[i64] {
-    a.as_any()
-        .downcast_ref::<Int64Array>()
-        .expect("lane type")
-        .values()
+    as_int64(a).values()
 }
 
 /// Under `auto`, the reason to stay on the CPU when the cost model expects
@@ -246,17 +394,17 @@ pub fn try_group_by(
     {
         return Ok(Outcome::Declined(format!("device=cpu (gpu: {why})")));
     }
-    let estimate = || {
-        let bytes_in = 8 * rows * (1 + spec.aggs.iter().filter(|(_, c)| c.is_some()).count());
-        cost::CostModel::with_cpu_probe().estimate(rows, bytes_in, 0)
-    };
+    let estimate = || group_by_estimate(rows, spec.value_columns());
     if let Some(why) = cost_model_declines(device, estimate) {
         return Ok(Outcome::Declined(why));
     }
     if input.is_empty() || rows == 0 {
         return Ok(Outcome::Declined("device=cpu (empty input)".into()));
     }
-    let key = lane_column(input, spec.key)?;
+    let (key, packing) = match group_key(input, &spec.keys)? {
+        Ok(k) => k,
+        Err(why) => return Ok(Outcome::Declined(format!("device=cpu ({why})"))),
+    };
     let values: Vec<Option<ArrayRef>> = spec
         .aggs
         .iter()
@@ -270,10 +418,7 @@ pub fn try_group_by(
     }) {
         return Ok(Outcome::Declined("device=cpu (NaN values)".into()));
     }
-    let key_values = key
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .expect("lane type");
+    let key_values = as_int64(&key);
     let key_valid = raw::validity_bytes(&key);
     if key_values.iter().flatten().any(|k| k == emulate::EMPTY_KEY) {
         return Ok(Outcome::Declined(
@@ -308,21 +453,27 @@ pub fn try_group_by(
         .collect();
     let kinds: Vec<AggKind> = spec.aggs.iter().map(|(k, _)| *k).collect();
     let keys_slice = key_values.values().as_ref();
+    let shared = emulate::prefers_shared(keys_slice);
     let (raw, note) = match device {
-        Device::Emulate => match emulate::group_by(keys_slice, key_valid.as_deref(), &lanes) {
-            Some(raw) => (raw, "device=emulated-gpu (kernels' CPU port)".to_string()),
-            None => {
-                return Ok(Outcome::Declined(
-                    "device=cpu (emulated hash table full)".into(),
-                ));
+        Device::Emulate => {
+            match emulate::group_by(keys_slice, key_valid.as_deref(), &lanes, shared) {
+                Some(raw) => (raw, "device=emulated-gpu (kernels' CPU port)".to_string()),
+                None => {
+                    return Ok(Outcome::Declined(
+                        "device=cpu (emulated hash table full)".into(),
+                    ));
+                }
             }
-        },
-        _ => match run_on_gpu(keys_slice, key_valid.as_deref(), &lanes) {
+        }
+        _ => match run_on_gpu(keys_slice, key_valid.as_deref(), &lanes, shared) {
             Ok((raw, note)) => (raw, format!("{note}; {}", estimate())),
             Err(why) => return Ok(Outcome::Declined(format!("device=cpu (gpu failed: {why})"))),
         },
     };
-    Ok(Outcome::Ran(raw::assemble(&raw, &kinds, schema)?, note))
+    Ok(Outcome::Ran(
+        raw::assemble(&raw, &kinds, schema, packing.as_ref())?,
+        note,
+    ))
 }
 
 /// Runs a hash join with the GPU kernels (build on the right input, probe
@@ -340,36 +491,10 @@ pub fn try_join(
     if device == Device::Cpu {
         return Ok(Outcome::Declined("device=cpu".into()));
     }
-    let int_column = |e: &PhysicalExpr| match e.node {
-        Node::Column(i) if raw::lane_type(&e.data_type) == Some(DataType::Int64) => Some(i),
-        _ => None,
+    let (lk, rk) = match join_spec((left_keys, right_keys), how, has_filter) {
+        Ok(k) => k,
+        Err(why) => return Ok(Outcome::Declined(why)),
     };
-    let (lk, rk) = match (left_keys, right_keys) {
-        ([l], [r]) => match (int_column(l), int_column(r)) {
-            (Some(l), Some(r)) => (l, r),
-            _ => {
-                return Ok(Outcome::Declined(
-                    "not supported on the GPU: a non-integer join key".into(),
-                ));
-            }
-        },
-        _ => {
-            return Ok(Outcome::Declined(
-                "not supported on the GPU: more than one join key".into(),
-            ));
-        }
-    };
-    if has_filter
-        || !matches!(
-            how,
-            JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
-        )
-    {
-        return Ok(Outcome::Declined(format!(
-            "not supported on the GPU: {how:?} join{}",
-            if has_filter { " with a filter" } else { "" }
-        )));
-    }
     if matches!(device, Device::Auto | Device::Gpu)
         && let Err(why) = availability()
     {
@@ -379,14 +504,17 @@ pub fn try_join(
         left.iter().map(|b| b.num_rows()).sum(),
         right.iter().map(|b| b.num_rows()).sum(),
     );
-    let estimate = || cost::CostModel::with_cpu_probe().estimate(nl + nr, 8 * (nl + nr), 16 * nl);
+    let estimate = || join_estimate(nl, nr);
     if let Some(why) = cost_model_declines(device, estimate) {
         return Ok(Outcome::Declined(why));
     }
     if nl == 0 || nr == 0 {
         return Ok(Outcome::Declined("device=cpu (empty input)".into()));
     }
-    let (lkey, rkey) = (lane_column(left, lk)?, lane_column(right, rk)?);
+    let (lkey, rkey) = match join_keys((left, &lk), (right, &rk))? {
+        Ok(k) => k,
+        Err(why) => return Ok(Outcome::Declined(format!("device=cpu ({why})"))),
+    };
     let (lvals, rvals) = (int64_values(&lkey), int64_values(&rkey));
     let (lvalid, rvalid) = (raw::validity_bytes(&lkey), raw::validity_bytes(&rkey));
     if rvals.contains(&emulate::EMPTY_KEY) {
@@ -481,9 +609,10 @@ fn run_on_gpu(
     keys: &[i64],
     valid: Option<&[u8]>,
     lanes: &[(AggKind, Values<'_>)],
+    shared: bool,
 ) -> std::result::Result<(raw::RawGroupBy, String), String> {
     let gpu = cuda::runtime()?;
-    let (raw, t) = gpu.group_by(keys, valid, lanes)?;
+    let (raw, t) = gpu.group_by(keys, valid, lanes, shared)?;
     Ok((
         raw,
         format!(
@@ -498,6 +627,7 @@ fn run_on_gpu(
     _: &[i64],
     _: Option<&[u8]>,
     _: &[(AggKind, Values<'_>)],
+    _: bool,
 ) -> std::result::Result<(raw::RawGroupBy, String), String> {
     Err("sloth was built without the `cuda` feature".into())
 }

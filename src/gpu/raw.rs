@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, SchemaRef};
 
-use super::emulate::EMPTY_KEY;
+use super::key_pack::KeyPacking;
 use crate::error::Result;
 
 /// The aggregates the GPU computes.
@@ -64,48 +64,59 @@ pub struct RawAgg {
     pub counts: Vec<u64>,
 }
 
-/// The hash table and aggregate state after a group-by.
+/// A group-by's result as the kernels leave it, in group order.
 #[derive(Debug)]
 pub struct RawGroupBy {
-    /// Keys per slot (`EMPTY_KEY`: free).
-    pub table: Vec<i64>,
-    /// Dense group id per slot, then one for the null key (-1: unused).
-    pub dense: Vec<i32>,
-    /// Number of groups.
-    pub groups: usize,
+    /// The key of each group (any value for the null key's group).
+    pub keys: Vec<i64>,
+    /// The group of the null key, if any row had one.
+    pub null_group: Option<usize>,
     /// One per aggregate.
     pub aggs: Vec<RawAgg>,
+}
+
+impl RawGroupBy {
+    /// Number of groups.
+    pub fn groups(&self) -> usize {
+        self.keys.len()
+    }
 }
 
 /// A join's matches: (build row, probe row) pairs, and each probe row's
 /// match count (0: unmatched, for left and anti joins).
 pub type JoinPairs = (Vec<i64>, Vec<i64>, Vec<u32>);
 
-/// Builds the output batch: the key column, then one column per aggregate,
-/// each cast to the type the plan's schema gives it.
-pub fn assemble(raw: &RawGroupBy, kinds: &[AggKind], schema: &SchemaRef) -> Result<RecordBatch> {
-    let mut keys: Vec<Option<i64>> = vec![None; raw.groups];
-    for (s, &k) in raw.table.iter().enumerate() {
-        if k != EMPTY_KEY {
-            keys[raw.dense[s] as usize] = Some(k);
-        }
-    }
-    let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(keys))];
+/// Builds the output batch: the key column (or the key columns unpacked
+/// from it), then one column per aggregate, each cast to the type the
+/// plan's schema gives it.
+pub fn assemble(
+    raw: &RawGroupBy,
+    kinds: &[AggKind],
+    schema: &SchemaRef,
+    packing: Option<&KeyPacking>,
+) -> Result<RecordBatch> {
+    let keys: Int64Array = (0..raw.groups())
+        .map(|g| (raw.null_group != Some(g)).then_some(raw.keys[g]))
+        .collect();
+    let mut columns: Vec<ArrayRef> = match packing {
+        Some(p) => p.unpack(&keys),
+        None => vec![Arc::new(keys)],
+    };
     for (agg, kind) in raw.aggs.iter().zip(kinds) {
         let present = |g: usize| agg.counts[g] > 0;
         let col: ArrayRef = match (kind, &agg.values) {
             (AggKind::Count, _) => Arc::new(UInt64Array::from(agg.counts.clone())),
             (AggKind::Mean, RawValues::F64(v)) => Arc::new(Float64Array::from_iter(
-                (0..raw.groups).map(|g| present(g).then(|| v[g] / agg.counts[g] as f64)),
+                (0..raw.groups()).map(|g| present(g).then(|| v[g] / agg.counts[g] as f64)),
             )),
             (AggKind::Mean, RawValues::I64(v)) => Arc::new(Float64Array::from_iter(
-                (0..raw.groups).map(|g| present(g).then(|| v[g] as f64 / agg.counts[g] as f64)),
+                (0..raw.groups()).map(|g| present(g).then(|| v[g] as f64 / agg.counts[g] as f64)),
             )),
             (_, RawValues::F64(v)) => Arc::new(Float64Array::from_iter(
-                (0..raw.groups).map(|g| present(g).then(|| v[g])),
+                (0..raw.groups()).map(|g| present(g).then(|| v[g])),
             )),
             (_, RawValues::I64(v)) => Arc::new(Int64Array::from_iter(
-                (0..raw.groups).map(|g| present(g).then(|| v[g])),
+                (0..raw.groups()).map(|g| present(g).then(|| v[g])),
             )),
             (_, RawValues::None) => unreachable!("only count has no values"),
         };

@@ -5,7 +5,8 @@
 
 use crate::error::Result;
 
-/// HBM bandwidth of an H200, bytes per second (the share printed is of this).
+/// HBM bandwidth of an H200 by its data sheet, bytes per second: the
+/// reference when the device copy cannot be measured.
 pub const HBM_BYTES_PER_S: f64 = 4.8e12;
 
 /// Runs the sweep up to `max_rows` and prints one line per point.
@@ -45,6 +46,29 @@ mod on_gpu {
             }
         };
         println!("device: {}", gpu.name);
+        // The share of memory bandwidth is of what a device-to-device copy
+        // of 2 GiB reaches, measured here (the data sheet's as a fallback).
+        let hbm = match gpu.copy_bandwidth(1 << 31) {
+            Ok(b) => {
+                println!(
+                    "memory bandwidth (device copy, measured): {:.0} GB/s",
+                    b / 1e9
+                );
+                b
+            }
+            Err(why) => {
+                println!("memory bandwidth not measured ({why}); using the data sheet's");
+                HBM_BYTES_PER_S
+            }
+        };
+        let model = CostModel::calibrated();
+        println!(
+            "cost model: pcie {:.1} GB/s, kernel {:.2} Grows/s, fixed {:.3} ms, cpu {:.0} Mrows/s",
+            model.pcie_bytes_per_s / 1e9,
+            model.gpu_rows_per_s / 1e9,
+            model.gpu_fixed_s * 1e3,
+            model.cpu_rows_per_s / 1e6
+        );
         println!(
             "{:>11} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>10} {:>6}",
             "rows",
@@ -58,7 +82,6 @@ mod on_gpu {
             "choice",
             "right"
         );
-        let model = CostModel::with_cpu_probe();
         let (mut points, mut right) = (0, 0);
         let mut rows = 100_000usize;
         while rows <= max_rows {
@@ -79,10 +102,11 @@ mod on_gpu {
                 let cpu_ms = start.elapsed().as_secs_f64() * 1e3;
                 // GPU: warm-up, then a timed run.
                 let lanes = [(AggKind::Sum, Values::I64(&vals, None))];
-                gpu.group_by(&keys, None, &lanes)
+                let shared = crate::gpu::emulate::prefers_shared(&keys);
+                gpu.group_by(&keys, None, &lanes, shared)
                     .map_err(crate::SlothError::Data)?;
                 let (_, t) = gpu
-                    .group_by(&keys, None, &lanes)
+                    .group_by(&keys, None, &lanes, shared)
                     .map_err(crate::SlothError::Data)?;
                 let bytes = 16.0 * rows as f64;
                 let gbs = bytes / (t.kernel_ms / 1e3) / 1e9;
@@ -101,7 +125,7 @@ mod on_gpu {
                     t.kernel_ms,
                     rows as f64 / (t.kernel_ms / 1e3) / 1e9,
                     gbs,
-                    100.0 * gbs * 1e9 / HBM_BYTES_PER_S,
+                    100.0 * gbs * 1e9 / hbm,
                     if choice_gpu { "gpu" } else { "cpu" },
                     if ok { "yes" } else { "no" }
                 );
