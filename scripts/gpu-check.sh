@@ -26,13 +26,17 @@ if ! ldconfig -p | grep -q 'libnvrtc.so '; then
 fi
 
 echo "== build"; time cargo build --release --features cuda 2>&1 | tail -2
-echo "== GPU tests (device results vs CPU results)"
+echo "== GPU tests (device results vs CPU results, and the kernels' NVRTC/ptxas compile)"
 cargo test --release --features cuda --test integration gpu:: -- --nocapture 2>&1 | grep -E "^test |skipped|result|panicked|assert"
-echo "== where a group-by runs (EXPLAIN ANALYZE, forced and auto)"
+echo "== where a group-by runs (EXPLAIN's estimate, then EXPLAIN ANALYZE, forced and auto)"
 ./target/release/sloth gen h2o-groupby --rows 10000000 --out /tmp/g.parquet >/dev/null
-for d in gpu auto cpu; do
-  ./target/release/sloth explain --analyze --device $d --table x=/tmp/g.parquet \
-    -c "select id4, sum(v1), avg(v3), max(v2) from x group by id4" | grep HashAggregate
+Q1="select id4, sum(v1), avg(v3), max(v2) from x group by id4"
+Q2="select id4, id5, sum(v3), count(*) from x group by id4, id5"
+./target/release/sloth explain --device auto --table x=/tmp/g.parquet -c "$Q1" | sed -n '/Device placement/,$p'
+for q in "$Q1" "$Q2"; do
+  for d in gpu auto cpu; do
+    ./target/release/sloth explain --analyze --device $d --table x=/tmp/g.parquet -c "$q" | grep HashAggregate
+  done
 done
 echo "== sweep (group-by sum, Int64 key; low and high cardinality)"
 ./target/release/sloth gpu-sweep --max-rows "$MAX_ROWS"

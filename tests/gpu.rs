@@ -195,6 +195,12 @@ fn gpu_matches_cpu_on_db_benchmark_groupby() {
         x.clone()
             .group_by([col("id4")])
             .agg([col("v1").min(), col("v2").max(), count_star()]),
+        // Two keys, packed into one.
+        x.clone()
+            .group_by([col("id4"), col("id6")])
+            .agg([col("v3").sum(), col("v1").max()]),
+        // The most groups of the table (id6), counted.
+        x.clone().group_by([col("id6")]).agg([count_star()]),
     ] {
         let (cpu, _) = on(Device::Cpu, &q);
         let (gpu, m) = on(Device::Gpu, &q);
@@ -214,6 +220,48 @@ fn gpu_matches_cpu_on_db_benchmark_groupby() {
                     _ => assert_eq!(x, y),
                 }
             }
+        }
+    }
+}
+
+/// On a machine with a GPU: device joins equal CPU joins for each kind,
+/// with one key and with two packed keys.
+#[test]
+fn gpu_matches_cpu_on_joins() {
+    if let Some(why) = sloth::gpu::skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let left = table(30_000, 4000);
+    let right = table(7000, 3000).select([
+        col("k").alias("rk"),
+        col("k32").alias("rk32"),
+        col("v").alias("rv"),
+    ]);
+    for how in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Semi,
+        JoinType::Anti,
+    ] {
+        for lf in [
+            left.clone().join(&right, [col("k")], [col("rk")], how),
+            left.clone().join(
+                &right,
+                [col("k"), col("k32")],
+                [col("rk"), col("rk32")],
+                how,
+            ),
+        ] {
+            let (cpu, _) = on(Device::Cpu, &lf);
+            let (gpu, m) = on(Device::Gpu, &lf);
+            assert_eq!(cpu, gpu, "{how:?}");
+            let note = m
+                .iter()
+                .find(|m| m.name.starts_with("HashJoin"))
+                .map(|m| m.extra.clone())
+                .unwrap();
+            assert!(note.contains("device=gpu"), "{how:?}: {note}");
         }
     }
 }
