@@ -346,3 +346,67 @@ pub fn join(build: (&[i64], Option<&[u8]>), probe: (&[i64], Option<&[u8]>)) -> O
     }
     Some((out_build, out_probe, counts))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// (key or null) -> (sum, non-null count) per group, from a raw result.
+    fn by_key(raw: &RawGroupBy) -> BTreeMap<Option<i64>, (i64, u64)> {
+        let RawValues::I64(sums) = &raw.aggs[0].values else {
+            panic!("i64 sums")
+        };
+        (0..raw.groups())
+            .map(|g| {
+                let key = (raw.null_group != Some(g)).then_some(raw.keys[g]);
+                (key, (sums[g], raw.aggs[0].counts[g]))
+            })
+            .collect()
+    }
+
+    /// The shared-memory variant with more distinct keys than a block's
+    /// table holds: keys without room go to the global table, blocks merge
+    /// theirs, and the result equals the global variant's and a plain map's.
+    #[test]
+    fn shared_and_global_variants_agree_past_the_shared_table() {
+        let n = 20_000usize;
+        let keys: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 5000 - 2500).collect();
+        let values: Vec<i64> = (0..n as i64).map(|i| i % 97 - 40).collect();
+        // Every 13th key and every 7th value is null.
+        let bitmap = |null_every: usize| -> Vec<u8> {
+            let mut b = vec![0u8; n.div_ceil(8)];
+            for i in (0..n).filter(|i| i % null_every != 0) {
+                b[i >> 3] |= 1 << (i & 7);
+            }
+            b
+        };
+        let (kvalid, vvalid) = (bitmap(13), bitmap(7));
+        let aggs = [(AggKind::Sum, Values::I64(&values, Some(&vvalid)))];
+        assert!(!prefers_shared(&keys));
+        let shared = group_by(&keys, Some(&kvalid), &aggs, true).unwrap();
+        let global = group_by(&keys, Some(&kvalid), &aggs, false).unwrap();
+        let mut want: BTreeMap<Option<i64>, (i64, u64)> = BTreeMap::new();
+        for i in 0..n {
+            let key = (i % 13 != 0).then_some(keys[i]);
+            let e = want.entry(key).or_default();
+            if i % 7 != 0 {
+                e.0 += values[i];
+                e.1 += 1;
+            }
+        }
+        assert_eq!(by_key(&global), want);
+        assert_eq!(by_key(&shared), want);
+        assert_eq!(want.len(), 5001);
+    }
+
+    #[test]
+    fn few_distinct_keys_pick_the_shared_variant() {
+        let keys: Vec<i64> = (0..100_000).map(|i| i % 100).collect();
+        assert!(prefers_shared(&keys));
+        let aggs = [(AggKind::Count, Values::Rows(keys.len()))];
+        let raw = group_by(&keys, None, &aggs, true).unwrap();
+        assert_eq!(raw.groups(), 100);
+        assert!(raw.aggs[0].counts.iter().all(|&c| c == 1000));
+    }
+}
