@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # One-call GPU check for a machine with an NVIDIA GPU (see issue 7):
 # builds, runs the GPU tests (device vs CPU), then the size sweep.
-#   bash scripts/gpu-check.sh            # sweep up to 1e8 rows
-#   MAX_ROWS=1000000000 bash scripts/gpu-check.sh
+#   bash scripts/gpu-check.sh            # sweep 1e5 ... 1e9 rows
+#   MAX_ROWS=100000000 bash scripts/gpu-check.sh   # a shorter sweep
 # Output also goes to $OUT/gpu-check.txt when $OUT is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-MAX_ROWS=${MAX_ROWS:-100000000}
+MAX_ROWS=${MAX_ROWS:-1000000000}
 LOG=${OUT:-/tmp}/gpu-check.txt
 exec > >(tee "$LOG") 2>&1
 
