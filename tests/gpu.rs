@@ -50,12 +50,58 @@ fn on(device: Device, lf: &LazyFrame) -> (String, Vec<sloth::exec::NodeMetrics>)
     (df.to_sorted_csv().unwrap(), m)
 }
 
-fn aggregate_note(metrics: &[sloth::exec::NodeMetrics]) -> String {
+/// The note (device and why) of the first operator named `name`.
+fn note_of(metrics: &[sloth::exec::NodeMetrics], name: &str) -> String {
     metrics
         .iter()
-        .find(|m| m.name.starts_with("HashAggregate"))
+        .find(|m| m.name.starts_with(name))
         .map(|m| m.extra.clone())
         .unwrap()
+}
+
+fn aggregate_note(metrics: &[sloth::exec::NodeMetrics]) -> String {
+    note_of(metrics, "HashAggregate")
+}
+
+/// Joins of `rows` left rows for each kind the kernels run, on one key and
+/// on two (nulls in the first, packed alike on both sides).
+fn join_cases(rows: usize) -> Vec<(JoinType, LazyFrame)> {
+    let left = table(rows, rows as i64 / 8);
+    let right = table(rows / 4, rows as i64 / 10).select([
+        col("k").alias("rk"),
+        col("k32").alias("rk32"),
+        col("v").alias("rv"),
+    ]);
+    [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Semi,
+        JoinType::Anti,
+    ]
+    .into_iter()
+    .flat_map(|how| {
+        let one = left.clone().join(&right, [col("k")], [col("rk")], how);
+        let two = left.clone().join(
+            &right,
+            [col("k"), col("k32")],
+            [col("rk"), col("rk32")],
+            how,
+        );
+        [(how, one), (how, two)]
+    })
+    .collect()
+}
+
+/// Each of `join_cases(rows)` on `device` gives the CPU's rows, and its
+/// note says it ran where `marker` says.
+fn check_joins(rows: usize, device: Device, marker: &str) {
+    for (how, lf) in join_cases(rows) {
+        let (cpu, _) = on(Device::Cpu, &lf);
+        let (got, m) = on(device, &lf);
+        assert_eq!(cpu, got, "{how:?}");
+        let note = note_of(&m, "HashJoin");
+        assert!(note.contains(marker), "{how:?}: {note}");
+    }
 }
 
 #[test]
@@ -232,77 +278,12 @@ fn gpu_matches_cpu_on_joins() {
         eprintln!("skipped: {why}");
         return;
     }
-    let left = table(30_000, 4000);
-    let right = table(7000, 3000).select([
-        col("k").alias("rk"),
-        col("k32").alias("rk32"),
-        col("v").alias("rv"),
-    ]);
-    for how in [
-        JoinType::Inner,
-        JoinType::Left,
-        JoinType::Semi,
-        JoinType::Anti,
-    ] {
-        for lf in [
-            left.clone().join(&right, [col("k")], [col("rk")], how),
-            left.clone().join(
-                &right,
-                [col("k"), col("k32")],
-                [col("rk"), col("rk32")],
-                how,
-            ),
-        ] {
-            let (cpu, _) = on(Device::Cpu, &lf);
-            let (gpu, m) = on(Device::Gpu, &lf);
-            assert_eq!(cpu, gpu, "{how:?}");
-            let note = m
-                .iter()
-                .find(|m| m.name.starts_with("HashJoin"))
-                .map(|m| m.extra.clone())
-                .unwrap();
-            assert!(note.contains("device=gpu"), "{how:?}: {note}");
-        }
-    }
+    check_joins(30_000, Device::Gpu, "device=gpu");
 }
 
 #[test]
 fn join_kernel_port_matches_the_cpu_join_for_each_kind() {
-    let left = table(3000, 400);
-    let right = table(700, 300).select([
-        col("k").alias("rk"),
-        col("k32").alias("rk32"),
-        col("v").alias("rv"),
-    ]);
-    let one_key = |how| left.clone().join(&right, [col("k")], [col("rk")], how);
-    // Two keys (nulls in the first) are packed alike on both sides.
-    let two_keys = |how| {
-        left.clone().join(
-            &right,
-            [col("k"), col("k32")],
-            [col("rk"), col("rk32")],
-            how,
-        )
-    };
-    for (how, lf) in [
-        JoinType::Inner,
-        JoinType::Left,
-        JoinType::Semi,
-        JoinType::Anti,
-    ]
-    .into_iter()
-    .flat_map(|how| [(how, one_key(how)), (how, two_keys(how))])
-    {
-        let (cpu, _) = on(Device::Cpu, &lf);
-        let (emulated, m) = on(Device::Emulate, &lf);
-        assert_eq!(cpu, emulated, "{how:?}");
-        let note = m
-            .iter()
-            .find(|m| m.name.starts_with("HashJoin"))
-            .map(|m| m.extra.clone())
-            .unwrap();
-        assert!(note.contains("emulated-gpu"), "{how:?}: {note}");
-    }
+    check_joins(3000, Device::Emulate, "emulated-gpu");
 }
 
 /// Every TPC-H query with group-bys and joins offered to the kernels' CPU

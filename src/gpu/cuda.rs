@@ -118,11 +118,19 @@ type DResult<T> = Result<T, String>;
 /// `fill_u64`).
 trait Lane: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy {
     const LANE: &'static str;
+    const ZERO: Self;
+    /// Where a minimum starts (every value is at most this).
+    const HIGHEST: Self;
+    /// Where a maximum starts.
+    const LOWEST: Self;
     fn bits(self) -> u64;
 }
 
 impl Lane for i64 {
     const LANE: &'static str = "i64";
+    const ZERO: i64 = 0;
+    const HIGHEST: i64 = i64::MAX;
+    const LOWEST: i64 = i64::MIN;
     fn bits(self) -> u64 {
         self as u64
     }
@@ -130,6 +138,9 @@ impl Lane for i64 {
 
 impl Lane for f64 {
     const LANE: &'static str = "f64";
+    const ZERO: f64 = 0.0;
+    const HIGHEST: f64 = f64::INFINITY;
+    const LOWEST: f64 = f64::NEG_INFINITY;
     fn bits(self) -> u64 {
         self.to_bits()
     }
@@ -137,6 +148,9 @@ impl Lane for f64 {
 
 impl Lane for u64 {
     const LANE: &'static str = "u64";
+    const ZERO: u64 = 0;
+    const HIGHEST: u64 = u64::MAX;
+    const LOWEST: u64 = 0;
     fn bits(self) -> u64 {
         self
     }
@@ -400,42 +414,37 @@ impl Gpu {
         Ok(match (op, values) {
             ("count", v) | (_, v @ Values::Rows(_)) => {
                 let (acc, counts) =
-                    self.slot_pass::<u64>(pass, "count", (None, v.validity()), 0, timing)?;
+                    self.slot_pass::<u64>(pass, "count", (None, v.validity()), timing)?;
                 drop(acc);
                 (SlotValues::None, counts)
             }
             (_, Values::F64(v, valid)) => {
-                let init = match op {
-                    "min" => f64::INFINITY,
-                    "max" => f64::NEG_INFINITY,
-                    _ => 0.0,
-                };
-                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), init, timing)?;
+                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), timing)?;
                 (SlotValues::F64(acc), counts)
             }
             (_, Values::I64(v, valid)) => {
-                let init = match op {
-                    "min" => i64::MAX,
-                    "max" => i64::MIN,
-                    _ => 0,
-                };
-                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), init, timing)?;
+                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), timing)?;
                 (SlotValues::I64(acc), counts)
             }
         })
     }
 
     /// Launches `gb_{op}_{lane}` (or `_shared`) over `values` (none for
-    /// counts): accumulators starting at `init`, and counts, one per slot.
+    /// counts): accumulators (minima start at the lane's highest value,
+    /// maxima at its lowest, sums at 0) and counts, one per slot.
     fn slot_pass<T: Lane>(
         &self,
         pass: &mut Pass<'_>,
         op: &str,
         (values, valid): (Option<&[T]>, Option<&[u8]>),
-        init: T,
         timing: &mut Timing,
     ) -> DResult<(CudaSlice<T>, CudaSlice<u64>)> {
         static NULL: u64 = 0;
+        let init = match op {
+            "min" => T::HIGHEST,
+            "max" => T::LOWEST,
+            _ => T::ZERO,
+        };
         let ((d_values, d_valid), ms) = self.timed(|| {
             Ok((
                 values.map(|v| self.upload(v)).transpose()?,
