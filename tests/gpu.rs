@@ -434,3 +434,43 @@ fn the_kernels_compile_with_nvrtc() {
         }
     }
 }
+
+/// The source of `kernels.cu` itself, compiled by a C++ compiler against
+/// `src/gpu/simt/simt.h` (CUDA's execution model on OS threads: a block's
+/// threads concurrently with real atomics and barriers), runs every
+/// group-by and join kernel in `cuda.rs`'s launch order and agrees with a
+/// sequential reference (`src/gpu/simt/check.cpp`). CI sets
+/// `SLOTH_REQUIRE_CXX=1` so that a missing compiler fails instead of
+/// skipping.
+#[test]
+fn the_kernel_source_runs_under_simt() {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("simt-check");
+    let compiled = std::process::Command::new(&cxx)
+        .args(["-std=c++20", "-O2", "-pthread", "src/gpu/simt/check.cpp", "-o"])
+        .arg(&exe)
+        .output();
+    let compiled = match compiled {
+        Err(e) => {
+            assert!(
+                std::env::var_os("SLOTH_REQUIRE_CXX").is_none(),
+                "SLOTH_REQUIRE_CXX is set but {cxx} cannot run: {e}"
+            );
+            eprintln!("skipped: no C++ compiler ({cxx}: {e})");
+            return;
+        }
+        Ok(out) => out,
+    };
+    assert!(
+        compiled.status.success(),
+        "{cxx} failed:\n{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let run = std::process::Command::new(&exe).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}");
+    assert!(stdout.contains("all kernels agree"), "{stdout}");
+    // 7 aggregates x 3 sizes x 2 table variants, and 3 joins.
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("ok ")).count(), 45);
+}

@@ -1,6 +1,8 @@
 // sloth's GPU kernels, compiled once per process by NVRTC (see cuda.rs).
 // src/gpu/emulate.rs is a line-by-line CPU port of these kernels: change
 // both together, and its tests check the port against the CPU operators.
+// This source itself also runs on the CPU, under src/gpu/simt/simt.h
+// (CUDA's execution model on OS threads), in src/gpu/simt/check.cpp.
 //
 // Validity is an Arrow-style bitmap (bit i of byte i/8), or null when the
 // column has no nulls. Loops are grid-stride, so any launch size is valid.
