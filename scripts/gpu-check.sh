@@ -38,5 +38,12 @@ for q in "$Q1" "$Q2"; do
     ./target/release/sloth explain --analyze --device $d --table x=/tmp/g.parquet -c "$q" | grep HashAggregate
   done
 done
+echo "== a device failure (injected) falls back to the CPU with the same rows"
+Q3="select id4, id5, sum(v1), count(*) from x group by id4, id5 order by 1, 2"
+diff <(./target/release/sloth sql --device cpu --table x=/tmp/g.parquet -c "$Q3") \
+     <(SLOTH_GPU_FAULT="injected by gpu-check" ./target/release/sloth sql --device gpu --table x=/tmp/g.parquet -c "$Q3") \
+  && echo "same rows"
+SLOTH_GPU_FAULT="injected by gpu-check" ./target/release/sloth explain --analyze --device gpu \
+  --table x=/tmp/g.parquet -c "$Q3" | grep HashAggregate
 echo "== sweep (group-by sum, Int64 key; low and high cardinality)"
 ./target/release/sloth gpu-sweep --max-rows "$MAX_ROWS"

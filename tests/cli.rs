@@ -387,3 +387,46 @@ fn bench_serve_answers_requests_with_json_lines() {
     assert_eq!(written, "name\nann\n");
     assert!(!results.join("bad.csv").exists());
 }
+
+/// A device failure (injected by `SLOTH_GPU_FAULT`, just before the
+/// kernels would run) falls back to the CPU operators: the same rows as
+/// `--device cpu`, and EXPLAIN ANALYZE says why.
+#[test]
+fn a_failing_device_falls_back_to_the_same_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: String = (0..500)
+        .map(|i| format!("{},{},{}\n", i % 7, i % 3, i))
+        .collect();
+    std::fs::write(dir.path().join("t.csv"), format!("k,k2,v\n{rows}")).unwrap();
+    let sql = "select t.k, t.k2, sum(t.v), count(*) from t join t u on t.k = u.v \
+               group by t.k, t.k2 order by 1, 2";
+    let run = |device: &str, fault: Option<&str>, analyze: bool| {
+        let mut cmd = sloth();
+        cmd.args([if analyze { "explain" } else { "sql" }]);
+        if analyze {
+            cmd.arg("--analyze");
+        }
+        cmd.args(["--device", device, "--data"])
+            .arg(dir.path())
+            .args(["-c", sql]);
+        if let Some(f) = fault {
+            cmd.env("SLOTH_GPU_FAULT", f);
+        }
+        let out = cmd.output().unwrap();
+        assert_success(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let cpu = run("cpu", None, false);
+    assert_eq!(run("emulate", None, false), cpu);
+    assert_eq!(run("emulate", Some("out of memory"), false), cpu);
+    let profile = run("emulate", Some("out of memory"), true);
+    for op in ["HashAggregate", "HashJoin"] {
+        let line = profile.lines().find(|l| l.contains(op)).unwrap();
+        assert!(
+            line.contains("gpu failed: injected fault: out of memory"),
+            "{line}"
+        );
+    }
+    let profile = run("emulate", None, true);
+    assert!(profile.contains("device=emulated-gpu"), "{profile}");
+}

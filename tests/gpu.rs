@@ -448,7 +448,13 @@ fn the_kernel_source_runs_under_simt() {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("simt-check");
     let compiled = std::process::Command::new(&cxx)
-        .args(["-std=c++20", "-O2", "-pthread", "src/gpu/simt/check.cpp", "-o"])
+        .args([
+            "-std=c++20",
+            "-O2",
+            "-pthread",
+            "src/gpu/simt/check.cpp",
+            "-o",
+        ])
         .arg(&exe)
         .output();
     let compiled = match compiled {

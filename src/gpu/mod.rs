@@ -306,6 +306,18 @@ fn join_keys(
     }))
 }
 
+/// A device failure injected by the `SLOTH_GPU_FAULT` environment variable
+/// (its value is the reason given): the operator fails just before its
+/// kernels would run, on the GPU or the emulated device alike, so the
+/// fallback after a failure can be tested on any machine.
+fn injected_fault() -> Option<String> {
+    static FAULT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    FAULT
+        .get_or_init(|| std::env::var("SLOTH_GPU_FAULT").ok())
+        .as_ref()
+        .map(|why| format!("device=cpu (gpu failed: injected fault: {why})"))
+}
+
 /// What happened to a group-by offered to the GPU.
 pub enum Outcome {
     /// It ran there: the output and a note (device, estimate, times).
@@ -452,6 +464,9 @@ pub fn try_group_by(
         })
         .collect();
     let kinds: Vec<AggKind> = spec.aggs.iter().map(|(k, _)| *k).collect();
+    if let Some(why) = injected_fault() {
+        return Ok(Outcome::Declined(why));
+    }
     let keys_slice = key_values.values().as_ref();
     let shared = emulate::prefers_shared(keys_slice);
     let (raw, note) = match device {
@@ -524,6 +539,9 @@ pub fn try_join(
     }
     let build = (rvals, rvalid.as_deref());
     let probe = (lvals, lvalid.as_deref());
+    if let Some(why) = injected_fault() {
+        return Ok(Outcome::Declined(why));
+    }
     let ((build_rows, probe_rows, counts), note) = match device {
         Device::Emulate => match emulate::join(build, probe) {
             Some(p) => (p, "device=emulated-gpu (kernels' CPU port)".to_string()),
