@@ -64,7 +64,8 @@ fn aggregate_note(metrics: &[sloth::exec::NodeMetrics]) -> String {
 }
 
 /// Joins of `rows` left rows for each kind the kernels run, on one key and
-/// on two (nulls in the first, packed alike on both sides).
+/// on two (nulls in the first, packed alike on both sides), and with the
+/// sides reversed.
 fn join_cases(rows: usize) -> Vec<(JoinType, LazyFrame)> {
     let left = table(rows, rows as i64 / 8);
     let right = table(rows / 4, rows as i64 / 10).select([
@@ -87,7 +88,9 @@ fn join_cases(rows: usize) -> Vec<(JoinType, LazyFrame)> {
             [col("rk"), col("rk32")],
             how,
         );
-        [(how, one), (how, two)]
+        // The larger input on the right (an inner join builds on the left).
+        let reversed = right.clone().join(&left, [col("rk")], [col("k")], how);
+        [(how, one), (how, two), (how, reversed)]
     })
     .collect()
 }

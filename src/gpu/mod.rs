@@ -532,13 +532,17 @@ pub fn try_join(
     };
     let (lvals, rvals) = (int64_values(&lkey), int64_values(&rkey));
     let (lvalid, rvalid) = (raw::validity_bytes(&lkey), raw::validity_bytes(&rkey));
-    if rvals.contains(&emulate::EMPTY_KEY) {
+    // The table is built on the right input and probed with the left, which
+    // the kernels' match counts then describe (left, semi, anti). An inner
+    // join needs no counts: it builds on the smaller input, as the CPU does.
+    let swap = how == JoinType::Inner && nr > nl;
+    let (build, probe) = ((rvals, rvalid.as_deref()), (lvals, lvalid.as_deref()));
+    let (build, probe) = if swap { (probe, build) } else { (build, probe) };
+    if build.0.contains(&emulate::EMPTY_KEY) {
         return Ok(Outcome::Declined(
             "device=cpu (a key equals the kernels' empty marker)".into(),
         ));
     }
-    let build = (rvals, rvalid.as_deref());
-    let probe = (lvals, lvalid.as_deref());
     if let Some(why) = injected_fault() {
         return Ok(Outcome::Declined(why));
     }
@@ -578,8 +582,13 @@ pub fn try_join(
             take_all(&left_all, &rows)?
         }
         _ => {
-            let mut l: Vec<Option<u64>> = probe_rows.iter().map(|&p| Some(p as u64)).collect();
-            let mut r: Vec<Option<u64>> = build_rows.iter().map(|&b| Some(b as u64)).collect();
+            let (left_rows, right_rows) = if swap {
+                (&build_rows, &probe_rows)
+            } else {
+                (&probe_rows, &build_rows)
+            };
+            let mut l: Vec<Option<u64>> = left_rows.iter().map(|&p| Some(p as u64)).collect();
+            let mut r: Vec<Option<u64>> = right_rows.iter().map(|&b| Some(b as u64)).collect();
             if how == JoinType::Left {
                 for (i, _) in counts.iter().enumerate().filter(|(_, c)| **c == 0) {
                     l.push(Some(i as u64));
