@@ -13,7 +13,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 
-use super::emulate::{EMPTY_KEY, capacity};
+use super::emulate::{EMPTY_KEY, TablePlan, capacity};
 use super::raw::{AggKind, JoinPairs, RawAgg, RawGroupBy, RawValues, Values};
 
 const KERNELS: &str = include_str!("kernels.cu");
@@ -231,18 +231,19 @@ impl Gpu {
         Ok((out, ms as f64))
     }
 
-    /// Group-by on one Int64 key: one aggregate kernel per aggregate (the
-    /// shared-memory variants when `shared`), `gb_assign`, then `gb_gather`
-    /// so that only one word per group and aggregate comes back.
+    /// Group-by on one Int64 key with a table as `plan` says: one aggregate
+    /// kernel per aggregate (the shared-memory variants when it says so),
+    /// `gb_assign`, then `gb_gather` so that only one word per group and
+    /// aggregate comes back. [`super::TABLE_FULL`] when the table fills.
     pub fn group_by(
         &self,
         keys: &[i64],
         valid: Option<&[u8]>,
         aggs: &[(AggKind, Values<'_>)],
-        shared: bool,
+        plan: TablePlan,
     ) -> DResult<(RawGroupBy, Timing)> {
         let n = keys.len();
-        let cap = capacity(n);
+        let (cap, shared) = (plan.capacity, plan.shared);
         let mut timing = Timing::default();
         let ((d_keys, d_valid), ms) =
             self.timed(|| Ok((self.upload(keys)?, self.upload_validity(valid)?)))?;
@@ -267,7 +268,7 @@ impl Gpu {
         }
         let ((dense, groups, null_group), ms) = self.timed(|| {
             if self.stream.clone_dtoh(&pass.overflow).map_err(err)?[0] != 0 {
-                return Err("hash table full".into());
+                return Err(super::TABLE_FULL.into());
             }
             let mut dense = self.stream.alloc_zeros::<i32>(cap + 1).map_err(err)?;
             let mut groups = self.stream.alloc_zeros::<i32>(1).map_err(err)?;
@@ -319,8 +320,9 @@ impl Gpu {
                 let run = |rows: usize| {
                     let keys: Vec<i64> = (0..rows as i64).map(|i| (i * 7919) % 1000).collect();
                     let lanes = [(AggKind::Sum, Values::I64(&keys, None))];
-                    self.group_by(&keys, None, &lanes, false)?; // warm-up
-                    Ok::<_, String>(self.group_by(&keys, None, &lanes, false)?.1)
+                    let plan = TablePlan::for_keys(&keys);
+                    self.group_by(&keys, None, &lanes, plan)?; // warm-up
+                    Ok::<_, String>(self.group_by(&keys, None, &lanes, plan)?.1)
                 };
                 let (small, big) = (run(1 << 10)?, run(1 << 22)?);
                 let rows = ((1 << 22) - (1 << 10)) as f64;
@@ -544,7 +546,7 @@ impl Gpu {
                 .arg(&mut counts);
             unsafe { b.launch(self.cfg(probe.0.len(), 0)) }.map_err(err)?;
             if self.stream.clone_dtoh(&overflow).map_err(err)?[0] != 0 {
-                return Err("hash table full".into());
+                return Err(super::TABLE_FULL.into());
             }
             Ok((next, counts))
         })?;

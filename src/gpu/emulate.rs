@@ -63,17 +63,47 @@ const SHARED_PROBES: usize = 16;
 const GRID: usize = 4;
 const BLOCK_DIM: usize = 256;
 
-/// Whether the `_shared` group-by kernels suit these keys: the first 64K
-/// hold at most a quarter of a block's shared slots of distinct keys.
-/// Either variant is correct; this only picks the faster one.
-pub fn prefers_shared(keys: &[i64]) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    for &k in &keys[..keys.len().min(1 << 16)] {
-        if seen.insert(k) && seen.len() > SHARED_SLOTS / 4 {
-            return false;
+/// How a group-by's kernels are set up: the global table's size and
+/// whether each block first aggregates in shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TablePlan {
+    /// Slots of the global table (a power of two).
+    pub capacity: usize,
+    /// Use the `_shared` kernel variants.
+    pub shared: bool,
+}
+
+impl TablePlan {
+    /// The plan for these keys, from the distinct keys among the first 64K:
+    /// few of them (a sixteenth of the sample or less) size the table for
+    /// four times as many groups and, when they fit a block's shared table
+    /// four times over, pick the `_shared` variants; otherwise the table
+    /// has room for every row. Sizing by groups keeps the table's fill,
+    /// scan and compaction small when the rows are many and the groups few;
+    /// if the sample misled (keys clustered by value), the kernels report
+    /// the table full and [`TablePlan::for_every_row`] runs instead.
+    pub fn for_keys(keys: &[i64]) -> TablePlan {
+        let sample = &keys[..keys.len().min(1 << 16)];
+        let mut seen = std::collections::HashSet::new();
+        let few = sample.len() / 16;
+        for &k in sample {
+            if seen.insert(k) && seen.len() > few.max(SHARED_SLOTS / 4) {
+                return TablePlan::for_every_row(keys.len());
+            }
+        }
+        TablePlan {
+            capacity: capacity(4 * seen.len()),
+            shared: seen.len() <= SHARED_SLOTS / 4,
         }
     }
-    true
+
+    /// A table with room for every row: it cannot fill.
+    pub fn for_every_row(rows: usize) -> TablePlan {
+        TablePlan {
+            capacity: capacity(rows),
+            shared: false,
+        }
+    }
 }
 
 /// The global table of a group-by, as the kernels leave it.
@@ -210,9 +240,9 @@ pub fn group_by(
     keys: &[i64],
     valid: Option<&[u8]>,
     aggs: &[(AggKind, Values<'_>)],
-    shared: bool,
+    plan: TablePlan,
 ) -> Option<RawGroupBy> {
-    let cap = capacity(keys.len());
+    let (cap, shared) = (plan.capacity, plan.shared);
     let mut slots = Slots {
         keys,
         kvalid: valid,
@@ -383,9 +413,13 @@ mod tests {
         };
         let (kvalid, vvalid) = (bitmap(13), bitmap(7));
         let aggs = [(AggKind::Sum, Values::I64(&values, Some(&vvalid)))];
-        assert!(!prefers_shared(&keys));
-        let shared = group_by(&keys, Some(&kvalid), &aggs, true).unwrap();
-        let global = group_by(&keys, Some(&kvalid), &aggs, false).unwrap();
+        assert_eq!(TablePlan::for_keys(&keys), TablePlan::for_every_row(n));
+        let plan = |shared| TablePlan {
+            capacity: capacity(n),
+            shared,
+        };
+        let shared = group_by(&keys, Some(&kvalid), &aggs, plan(true)).unwrap();
+        let global = group_by(&keys, Some(&kvalid), &aggs, plan(false)).unwrap();
         let mut want: BTreeMap<Option<i64>, (i64, u64)> = BTreeMap::new();
         for i in 0..n {
             let key = (i % 13 != 0).then_some(keys[i]);
@@ -401,12 +435,35 @@ mod tests {
     }
 
     #[test]
-    fn few_distinct_keys_pick_the_shared_variant() {
+    fn few_distinct_keys_pick_a_small_table_and_the_shared_variant() {
         let keys: Vec<i64> = (0..100_000).map(|i| i % 100).collect();
-        assert!(prefers_shared(&keys));
+        let plan = TablePlan::for_keys(&keys);
+        assert_eq!(
+            plan,
+            TablePlan {
+                capacity: 1024,
+                shared: true
+            }
+        );
         let aggs = [(AggKind::Count, Values::Rows(keys.len()))];
-        let raw = group_by(&keys, None, &aggs, true).unwrap();
+        let raw = group_by(&keys, None, &aggs, plan).unwrap();
         assert_eq!(raw.groups(), 100);
         assert!(raw.aggs[0].counts.iter().all(|&c| c == 1000));
+    }
+
+    /// Keys clustered by value: the first 64K rows hold 10 keys, the rest
+    /// 5,000 more. The small table fills, the kernels say so, and a table
+    /// for every row gives the answer.
+    #[test]
+    fn a_misleading_sample_overflows_the_small_table() {
+        let keys: Vec<i64> = (0..200_000)
+            .map(|i| if i < 1 << 16 { i % 10 } else { i % 5000 + 10 })
+            .collect();
+        let plan = TablePlan::for_keys(&keys);
+        assert!(plan.capacity < 5000, "{plan:?}");
+        let aggs = [(AggKind::Count, Values::Rows(keys.len()))];
+        assert!(group_by(&keys, None, &aggs, plan).is_none());
+        let raw = group_by(&keys, None, &aggs, TablePlan::for_every_row(keys.len())).unwrap();
+        assert_eq!(raw.groups(), 5010);
     }
 }

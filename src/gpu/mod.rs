@@ -33,7 +33,11 @@ use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 use crate::physical::AggregateExpr;
 use crate::physical::expr::{Node, PhysicalExpr};
+use emulate::TablePlan;
 use key_pack::{KeyPacking, Nulls};
+
+/// What the kernels report when a group-by's table fills.
+pub const TABLE_FULL: &str = "hash table full";
 use raw::{AggKind, Values};
 
 /// Where group-by operators run.
@@ -468,22 +472,24 @@ pub fn try_group_by(
         return Ok(Outcome::Declined(why));
     }
     let keys_slice = key_values.values().as_ref();
-    let shared = emulate::prefers_shared(keys_slice);
-    let (raw, note) = match device {
-        Device::Emulate => {
-            match emulate::group_by(keys_slice, key_valid.as_deref(), &lanes, shared) {
-                Some(raw) => (raw, "device=emulated-gpu (kernels' CPU port)".to_string()),
-                None => {
-                    return Ok(Outcome::Declined(
-                        "device=cpu (emulated hash table full)".into(),
-                    ));
-                }
-            }
-        }
-        _ => match run_on_gpu(keys_slice, key_valid.as_deref(), &lanes, shared) {
-            Ok((raw, note)) => (raw, format!("{note}; {}", estimate())),
-            Err(why) => return Ok(Outcome::Declined(format!("device=cpu (gpu failed: {why})"))),
-        },
+    let run = |plan: TablePlan| match device {
+        Device::Emulate => emulate::group_by(keys_slice, key_valid.as_deref(), &lanes, plan)
+            .map(|raw| (raw, "device=emulated-gpu (kernels' CPU port)".to_string()))
+            .ok_or_else(|| TABLE_FULL.to_string()),
+        _ => run_on_gpu(keys_slice, key_valid.as_deref(), &lanes, plan)
+            .map(|(raw, note)| (raw, format!("{note}; {}", estimate()))),
+    };
+    // A table sized from a sample of the keys can fill; one with room for
+    // every row cannot.
+    let plan = TablePlan::for_keys(keys_slice);
+    let every_row = TablePlan::for_every_row(keys_slice.len());
+    let ran = match run(plan) {
+        Err(why) if why == TABLE_FULL && plan != every_row => run(every_row),
+        ran => ran,
+    };
+    let (raw, note) = match ran {
+        Ok(ran) => ran,
+        Err(why) => return Ok(Outcome::Declined(format!("device=cpu (gpu failed: {why})"))),
     };
     Ok(Outcome::Ran(
         raw::assemble(&raw, &kinds, schema, packing.as_ref())?,
@@ -636,10 +642,10 @@ fn run_on_gpu(
     keys: &[i64],
     valid: Option<&[u8]>,
     lanes: &[(AggKind, Values<'_>)],
-    shared: bool,
+    plan: TablePlan,
 ) -> std::result::Result<(raw::RawGroupBy, String), String> {
     let gpu = cuda::runtime()?;
-    let (raw, t) = gpu.group_by(keys, valid, lanes, shared)?;
+    let (raw, t) = gpu.group_by(keys, valid, lanes, plan)?;
     Ok((
         raw,
         format!(
@@ -654,7 +660,7 @@ fn run_on_gpu(
     _: &[i64],
     _: Option<&[u8]>,
     _: &[(AggKind, Values<'_>)],
-    _: bool,
+    _: TablePlan,
 ) -> std::result::Result<(raw::RawGroupBy, String), String> {
     Err("sloth was built without the `cuda` feature".into())
 }

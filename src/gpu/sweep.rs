@@ -122,11 +122,11 @@ mod on_gpu {
                 }
                 // The kernels alone, for transfer vs kernel time.
                 let lanes = [(AggKind::Sum, Values::I64(&vals, None))];
-                let shared = crate::gpu::emulate::prefers_shared(&keys);
-                gpu.group_by(&keys, None, &lanes, shared)
+                let plan = crate::gpu::emulate::TablePlan::for_keys(&keys);
+                gpu.group_by(&keys, None, &lanes, plan)
                     .map_err(crate::SlothError::Data)?;
                 let (_, t) = gpu
-                    .group_by(&keys, None, &lanes, shared)
+                    .group_by(&keys, None, &lanes, plan)
                     .map_err(crate::SlothError::Data)?;
                 let bytes = 16.0 * rows as f64;
                 let gbs = bytes / (t.kernel_ms / 1e3) / 1e9;

@@ -198,6 +198,20 @@ static void check_group_by(const char* name, size_t n, i64 groups, size_t key_nu
                 null_group >= 0 ? " (null key group)" : "");
 }
 
+// A table sized from a misleading sample (1,024 slots for 5,000 keys)
+// must report itself full, so that the host retries with a larger one.
+static void check_overflow(bool shared) {
+    size_t n = 5000;
+    std::vector<i64> keys(n);
+    for (size_t i = 0; i < n; i++) keys[i] = (i64)i;
+    std::vector<unsigned char> none;
+    Pass p{keys, none, std::vector<i64>(1024), 1023, 0, 0, shared};
+    simt_launch(fill_u64, GRID, BLOCK, (u64*)p.table.data(), (i64)1024, (u64)EMPTY_KEY);
+    slot_pass<u64>(p, Op::Count, nullptr, none);
+    if (!p.overflow) fail("overflow not reported", 0, 1);
+    std::printf("ok overflow %s: a full table is reported\n", shared ? "shared" : "global");
+}
+
 // join_build, join_count, a host scan, join_emit: pairs against a nested
 // loop.
 static void check_join(size_t nb, size_t np, i64 keys_mod) {
@@ -253,6 +267,8 @@ int main() {
             check_group_by<u64>("count", n, groups, 13, 7, Op::Count, shared);
         }
     }
+    check_overflow(false);
+    check_overflow(true);
     check_join(1, 1, 1);
     check_join(500, 800, 97);
     check_join(3000, 2000, 1000);
