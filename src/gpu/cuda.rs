@@ -14,7 +14,7 @@ use cudarc::driver::{
 };
 
 use super::emulate::{EMPTY_KEY, TablePlan, capacity};
-use super::raw::{AggKind, JoinPairs, RawAgg, RawGroupBy, RawValues, Values};
+use super::raw::{AggKind, JoinPairs, RawAgg, RawGroupBy, RawValues, Values, needs_counts};
 
 const KERNELS: &str = include_str!("kernels.cu");
 const BLOCK: u32 = 256;
@@ -297,7 +297,10 @@ impl Gpu {
                 }
                 SlotValues::None => RawValues::None,
             };
-            let counts = self.gather(&counts, &dense, cap + 1, groups, &mut timing)?;
+            let counts = match counts {
+                Some(c) => Some(self.gather(&c, &dense, cap + 1, groups, &mut timing)?),
+                None => None,
+            };
             raw_aggs.push(RawAgg { values, counts });
         }
         Ok((
@@ -399,14 +402,15 @@ impl Gpu {
     }
 
     /// One aggregate kernel over the keys: per-slot accumulators (none for
-    /// counts) and counts, left on the device.
+    /// counts) and counts (when [`needs_counts`]), left on the device.
     fn aggregate(
         &self,
         pass: &mut Pass<'_>,
         kind: AggKind,
         values: &Values<'_>,
         timing: &mut Timing,
-    ) -> DResult<(SlotValues, CudaSlice<u64>)> {
+    ) -> DResult<(SlotValues, Option<CudaSlice<u64>>)> {
+        let counted = needs_counts(kind, values);
         let op = match kind {
             AggKind::Count => "count",
             AggKind::Sum | AggKind::Mean => "sum",
@@ -416,16 +420,16 @@ impl Gpu {
         Ok(match (op, values) {
             ("count", v) | (_, v @ Values::Rows(_)) => {
                 let (acc, counts) =
-                    self.slot_pass::<u64>(pass, "count", (None, v.validity()), timing)?;
+                    self.slot_pass::<u64>(pass, "count", (None, v.validity()), true, timing)?;
                 drop(acc);
                 (SlotValues::None, counts)
             }
             (_, Values::F64(v, valid)) => {
-                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), timing)?;
+                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), counted, timing)?;
                 (SlotValues::F64(acc), counts)
             }
             (_, Values::I64(v, valid)) => {
-                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), timing)?;
+                let (acc, counts) = self.slot_pass(pass, op, (Some(v), *valid), counted, timing)?;
                 (SlotValues::I64(acc), counts)
             }
         })
@@ -433,14 +437,16 @@ impl Gpu {
 
     /// Launches `gb_{op}_{lane}` (or `_shared`) over `values` (none for
     /// counts): accumulators (minima start at the lane's highest value,
-    /// maxima at its lowest, sums at 0) and counts, one per slot.
+    /// maxima at its lowest, sums at 0) and, when `counted`, counts, one
+    /// per slot (a null pointer tells the kernel not to count).
     fn slot_pass<T: Lane>(
         &self,
         pass: &mut Pass<'_>,
         op: &str,
         (values, valid): (Option<&[T]>, Option<&[u8]>),
+        counted: bool,
         timing: &mut Timing,
-    ) -> DResult<(CudaSlice<T>, CudaSlice<u64>)> {
+    ) -> DResult<(CudaSlice<T>, Option<CudaSlice<u64>>)> {
         static NULL: u64 = 0;
         let init = match op {
             "min" => T::HIGHEST,
@@ -459,7 +465,10 @@ impl Gpu {
             // Counts keep no accumulator: one word stands in for it.
             let acc_len = if values.is_some() { slots } else { 1 };
             let mut acc = self.filled::<T>(acc_len, init.bits())?;
-            let mut counts = self.stream.alloc_zeros::<u64>(slots).map_err(err)?;
+            let mut counts = counted
+                .then(|| self.stream.alloc_zeros::<u64>(slots))
+                .transpose()
+                .map_err(err)?;
             let f = self.f(&value_kernel(op, T::LANE, pass.shared))?;
             let (d_keys, d_kvalid, n) = pass.keys;
             let n = n as i64;
@@ -472,10 +481,12 @@ impl Gpu {
                 None => b.arg(&NULL),
             };
             push_validity(&mut b, &d_valid);
-            b.arg(&mut acc)
-                .arg(&mut counts)
-                .arg(&mut pass.null_seen)
-                .arg(&mut pass.overflow);
+            b.arg(&mut acc);
+            match &mut counts {
+                Some(c) => b.arg(c),
+                None => b.arg(&NULL),
+            };
+            b.arg(&mut pass.null_seen).arg(&mut pass.overflow);
             if pass.shared {
                 b.arg(&init);
             }

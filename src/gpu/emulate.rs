@@ -4,7 +4,7 @@
 //! the tests check the port against sloth's CPU operators, so the
 //! algorithms are checked on machines without a GPU.
 
-use super::raw::{AggKind, JoinPairs, RawAgg, RawGroupBy, RawValues, Values};
+use super::raw::{AggKind, JoinPairs, RawAgg, RawGroupBy, RawValues, Values, needs_counts};
 
 /// `EMPTY_KEY` of the kernels: marks a free slot.
 pub const EMPTY_KEY: i64 = i64::MIN;
@@ -146,14 +146,14 @@ fn shared_slot(sk: &mut [i64], k: i64) -> Option<usize> {
 }
 
 /// One aggregate kernel (`gb_{op}_{lane}`, or its `_shared` variant):
-/// per-slot accumulators (starting at `init`, combined by `op`) and
-/// counts of non-null inputs, the null slot last.
+/// per-slot accumulators (starting at `init`, combined by `op`) and, when
+/// `counted`, counts of non-null inputs; the null slot last.
 fn aggregate_pass<T: Copy>(
     slots: &mut Slots<'_>,
     (value, vvalid): (impl Fn(usize) -> T, Option<&[u8]>),
     (init, op): (T, impl Fn(&mut T, T)),
-    shared: bool,
-) -> (Vec<T>, Vec<u64>) {
+    (shared, counted): (bool, bool),
+) -> (Vec<T>, Option<Vec<u64>>) {
     let n = slots.keys.len();
     let null_slot = slots.mask as usize + 1;
     let mut acc = vec![init; null_slot + 1];
@@ -161,7 +161,9 @@ fn aggregate_pass<T: Copy>(
     let update = |acc: &mut [T], cnt: &mut [u64], s: usize, i: usize| {
         if is_valid(vvalid, i) {
             op(&mut acc[s], value(i));
-            cnt[s] += 1;
+            if counted {
+                cnt[s] += 1;
+            }
         }
     };
     if !shared {
@@ -170,7 +172,7 @@ fn aggregate_pass<T: Copy>(
                 update(&mut acc, &mut cnt, s, i);
             }
         }
-        return (acc, cnt);
+        return (acc, counted.then_some(cnt));
     }
     for block in 0..GRID {
         let mut sk = vec![EMPTY_KEY; SHARED_SLOTS];
@@ -212,13 +214,13 @@ fn aggregate_pass<T: Copy>(
                     }
                 }
             };
-            if sc[j] > 0 {
+            if sc[j] > 0 || !counted {
                 op(&mut acc[s], sa[j]);
                 cnt[s] += sc[j];
             }
         }
     }
-    (acc, cnt)
+    (acc, counted.then_some(cnt))
 }
 
 /// `gb_gather`: per-slot words in group order.
@@ -252,22 +254,23 @@ pub fn group_by(
         overflow: false,
     };
     let count = |slots: &mut Slots<'_>, vvalid| {
-        aggregate_pass(slots, (|_| 0u64, vvalid), (0, |_, _| {}), shared).1
+        aggregate_pass(slots, (|_| 0u64, vvalid), (0, |_, _| {}), (shared, true)).1
     };
-    let per_slot: Vec<(RawValues, Vec<u64>)> = aggs
+    let per_slot: Vec<(RawValues, Option<Vec<u64>>)> = aggs
         .iter()
-        .map(|(kind, values)| match (kind, values) {
+        .map(|(kind, values)| (kind, values, (shared, needs_counts(*kind, values))))
+        .map(|(kind, values, mode)| match (kind, values) {
             (AggKind::Count, v) | (_, v @ Values::Rows(_)) => {
                 (RawValues::None, count(&mut slots, v.validity()))
             }
             (AggKind::Sum | AggKind::Mean, Values::F64(v, vv)) => {
                 let sum = |a: &mut f64, x: f64| *a += x;
-                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (0.0, sum), shared);
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (0.0, sum), mode);
                 (RawValues::F64(a), c)
             }
             (AggKind::Sum | AggKind::Mean, Values::I64(v, vv)) => {
                 let sum = |a: &mut i64, x: i64| *a = a.wrapping_add(x);
-                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (0, sum), shared);
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (0, sum), mode);
                 (RawValues::I64(a), c)
             }
             (AggKind::Min | AggKind::Max, Values::F64(v, vv)) => {
@@ -284,7 +287,7 @@ pub fn group_by(
                         }
                     })
                 };
-                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (init, op), shared);
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (init, op), mode);
                 (RawValues::F64(a), c)
             }
             (AggKind::Min | AggKind::Max, Values::I64(v, vv)) => {
@@ -293,7 +296,7 @@ pub fn group_by(
                 } else {
                     (i64::MIN, |a, x| *a = (*a).max(x))
                 };
-                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (init, op), shared);
+                let (a, c) = aggregate_pass(&mut slots, (|i| v[i], *vv), (init, op), mode);
                 (RawValues::I64(a), c)
             }
         })
@@ -325,7 +328,7 @@ pub fn group_by(
                 RawValues::I64(v) => RawValues::I64(gather(&v, &dense, groups)),
                 RawValues::None => RawValues::None,
             },
-            counts: gather(&counts, &dense, groups),
+            counts: counts.map(|c| gather(&c, &dense, groups)),
         })
         .collect();
     Some(RawGroupBy {
@@ -390,7 +393,7 @@ mod tests {
         (0..raw.groups())
             .map(|g| {
                 let key = (raw.null_group != Some(g)).then_some(raw.keys[g]);
-                (key, (sums[g], raw.aggs[0].counts[g]))
+                (key, (sums[g], raw.aggs[0].counts.as_ref().unwrap()[g]))
             })
             .collect()
     }
@@ -448,7 +451,8 @@ mod tests {
         let aggs = [(AggKind::Count, Values::Rows(keys.len()))];
         let raw = group_by(&keys, None, &aggs, plan).unwrap();
         assert_eq!(raw.groups(), 100);
-        assert!(raw.aggs[0].counts.iter().all(|&c| c == 1000));
+        let counts = raw.aggs[0].counts.as_ref().unwrap();
+        assert!(counts.iter().all(|&c| c == 1000));
     }
 
     /// Keys clustered by value: the first 64K rows hold 10 keys, the rest

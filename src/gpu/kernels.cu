@@ -26,16 +26,28 @@ __device__ __forceinline__ bool is_valid(const unsigned char* v, long long i) {
 // Inserts every key into an open-addressing table (linear probing,
 // atomicCAS on the key) and writes each row's slot. Null keys go to slot
 // `mask + 1`. A full table sets *overflow (the host then falls back).
-__device__ long long find_or_insert(long long* table, unsigned long long mask, long long k) {
+// Linear probing over at most `probes` slots (global or shared memory).
+// A slot's key never changes once set, so a plain read that finds the key
+// (the common case once the groups exist) needs no atomic; only an empty
+// slot is claimed with atomicCAS.
+__device__ __forceinline__ long long probe_insert(long long* table, unsigned long long mask,
+                                                  long long k, unsigned long long probes) {
     unsigned long long h = mix64((unsigned long long)k) & mask;
-    for (unsigned long long probe = 0; probe <= mask; probe++) {
-        long long prev = (long long)atomicCAS((unsigned long long*)&table[h],
-                                              (unsigned long long)EMPTY_KEY,
-                                              (unsigned long long)k);
-        if (prev == EMPTY_KEY || prev == k) return (long long)h;
+    for (unsigned long long probe = 0; probe < probes; probe++) {
+        long long cur = ((volatile long long*)table)[h];
+        if (cur == k) return (long long)h;
+        if (cur == EMPTY_KEY) {
+            cur = (long long)atomicCAS((unsigned long long*)&table[h],
+                                       (unsigned long long)EMPTY_KEY, (unsigned long long)k);
+            if (cur == EMPTY_KEY || cur == k) return (long long)h;
+        }
         h = (h + 1) & mask;
     }
     return -1;
+}
+
+__device__ long long find_or_insert(long long* table, unsigned long long mask, long long k) {
+    return probe_insert(table, mask, k, mask + 1);
 }
 
 __device__ long long find(const long long* table, unsigned long long mask, long long k) {
@@ -60,7 +72,9 @@ extern "C" __global__ void fill_u64(unsigned long long* p, long long n, unsigned
 //
 // Each aggregate kernel finds (or inserts) each row's key in the global
 // table and updates that slot's accumulator and count of non-null inputs
-// with atomics: the keys and values are read once, and nothing per row is
+// with atomics (`cnt` is null when no count is needed: a sum, minimum or
+// maximum of a column without nulls, whose every group has a value; an
+// untouched accumulator then merges as its starting value, a no-op): the keys and values are read once, and nothing per row is
 // written back to memory. Slot mask + 1 belongs to the null key, and
 // *null_seen records that it was used. The first aggregate inserts every
 // key; the others find them again. With no aggregate (DISTINCT), a count
@@ -118,15 +132,7 @@ __device__ __forceinline__ long long global_slot(const long long* keys, const un
 // The slot of key k in a block's shared table, or -1 when it finds no room
 // within SHARED_PROBES probes.
 __device__ __forceinline__ int shared_slot(long long* sk, long long k) {
-    unsigned int h = (unsigned int)mix64((unsigned long long)k) & (SHARED_SLOTS - 1);
-    for (int p = 0; p < SHARED_PROBES; p++) {
-        long long prev = (long long)atomicCAS((unsigned long long*)&sk[h],
-                                              (unsigned long long)EMPTY_KEY,
-                                              (unsigned long long)k);
-        if (prev == EMPTY_KEY || prev == k) return (int)h;
-        h = (h + 1) & (SHARED_SLOTS - 1);
-    }
-    return -1;
+    return (int)probe_insert(sk, SHARED_SLOTS - 1, k, SHARED_PROBES);
 }
 
 #define GB_AGG_ARGS(T)                                                                          \
@@ -139,7 +145,7 @@ extern "C" __global__ void gb_##OP##_##LANE(GB_AGG_ARGS(T)) {                   
     GRID_STRIDE(i, n) {                                                                         \
         long long s = global_slot(keys, kvalid, i, table, mask, null_seen);                     \
         if (s < 0) { *overflow = 1; continue; }                                                 \
-        if (is_valid(vvalid, i)) { op_##OP(&acc[s], V); atomicAdd(&cnt[s], 1ULL); }          \
+        if (is_valid(vvalid, i)) { op_##OP(&acc[s], V); if (cnt) atomicAdd(&cnt[s], 1ULL); }  \
     }                                                                                           \
 }                                                                                               \
 extern "C" __global__ void gb_##OP##_##LANE##_shared(GB_AGG_ARGS(T), T init) {                  \
@@ -157,12 +163,12 @@ extern "C" __global__ void gb_##OP##_##LANE##_shared(GB_AGG_ARGS(T), T init) {  
         int j = is_valid(kvalid, i) ? shared_slot(sk, keys[i]) : SHARED_SLOTS;                  \
         if (j == SHARED_SLOTS) snull = 1;                                                       \
         if (j >= 0) {                                                                           \
-            if (is_valid(vvalid, i)) { op_##OP(&sa[j], V); atomicAdd(&sc[j], 1ULL); }        \
+            if (is_valid(vvalid, i)) { op_##OP(&sa[j], V); if (cnt) atomicAdd(&sc[j], 1ULL); } \
             continue;                                                                           \
         }                                                                                       \
         long long s = find_or_insert(table, mask, keys[i]);                                     \
         if (s < 0) { *overflow = 1; continue; }                                                 \
-        if (is_valid(vvalid, i)) { op_##OP(&acc[s], V); atomicAdd(&cnt[s], 1ULL); }          \
+        if (is_valid(vvalid, i)) { op_##OP(&acc[s], V); if (cnt) atomicAdd(&cnt[s], 1ULL); }  \
     }                                                                                           \
     __syncthreads();                                                                            \
     for (int j = threadIdx.x; j <= SHARED_SLOTS; j += blockDim.x) {                             \
@@ -175,7 +181,7 @@ extern "C" __global__ void gb_##OP##_##LANE##_shared(GB_AGG_ARGS(T), T init) {  
             s = find_or_insert(table, mask, sk[j]);                                             \
             if (s < 0) { *overflow = 1; continue; }                                             \
         }                                                                                       \
-        if (sc[j]) { op_##OP(&acc[s], sa[j]); atomicAdd(&cnt[s], sc[j]); }                      \
+        if (sc[j] || !cnt) { op_##OP(&acc[s], sa[j]); if (cnt) atomicAdd(&cnt[s], sc[j]); }    \
     }                                                                                           \
 }
 

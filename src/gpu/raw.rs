@@ -61,7 +61,9 @@ pub struct RawAgg {
     /// Values (sums, minima, maxima).
     pub values: RawValues,
     /// Non-null inputs per group.
-    pub counts: Vec<u64>,
+    /// `None` when not counted (see [`needs_counts`]): every group then
+    /// has a value.
+    pub counts: Option<Vec<u64>>,
 }
 
 /// A group-by's result as the kernels leave it, in group order.
@@ -80,6 +82,16 @@ impl RawGroupBy {
     pub fn groups(&self) -> usize {
         self.keys.len()
     }
+}
+
+/// Whether an aggregate's kernel must count its non-null inputs per group:
+/// counts and means need them, and so does any aggregate of a column with
+/// nulls (a group whose values are all null gets null). A sum, minimum or
+/// maximum of a column without nulls skips that atomic per row.
+pub fn needs_counts(kind: AggKind, values: &Values<'_>) -> bool {
+    matches!(kind, AggKind::Count | AggKind::Mean)
+        || matches!(values, Values::Rows(_))
+        || values.validity().is_some()
 }
 
 /// A join's matches: (build row, probe row) pairs, and each probe row's
@@ -103,14 +115,17 @@ pub fn assemble(
         None => vec![Arc::new(keys)],
     };
     for (agg, kind) in raw.aggs.iter().zip(kinds) {
-        let present = |g: usize| agg.counts[g] > 0;
+        let present = |g: usize| agg.counts.as_ref().is_none_or(|c| c[g] > 0);
+        let count = |g: usize| agg.counts.as_ref().expect("counted")[g] as f64;
         let col: ArrayRef = match (kind, &agg.values) {
-            (AggKind::Count, _) => Arc::new(UInt64Array::from(agg.counts.clone())),
+            (AggKind::Count, _) => {
+                Arc::new(UInt64Array::from(agg.counts.clone().expect("counted")))
+            }
             (AggKind::Mean, RawValues::F64(v)) => Arc::new(Float64Array::from_iter(
-                (0..raw.groups()).map(|g| present(g).then(|| v[g] / agg.counts[g] as f64)),
+                (0..raw.groups()).map(|g| present(g).then(|| v[g] / count(g))),
             )),
             (AggKind::Mean, RawValues::I64(v)) => Arc::new(Float64Array::from_iter(
-                (0..raw.groups()).map(|g| present(g).then(|| v[g] as f64 / agg.counts[g] as f64)),
+                (0..raw.groups()).map(|g| present(g).then(|| v[g] as f64 / count(g))),
             )),
             (_, RawValues::F64(v)) => Arc::new(Float64Array::from_iter(
                 (0..raw.groups()).map(|g| present(g).then(|| v[g])),

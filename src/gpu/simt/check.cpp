@@ -102,10 +102,11 @@ struct Pass {
 };
 
 // cuda.rs's `slot_pass`: one aggregate kernel, per-slot accumulators and
-// counts (the null slot last).
+// counts (the null slot last); without `counted`, a null count pointer.
 template <class T>
 static std::pair<std::vector<T>, std::vector<u64>> slot_pass(Pass& p, Op op, const std::vector<T>* values,
-                                                             const std::vector<unsigned char>& vvalid) {
+                                                             const std::vector<unsigned char>& vvalid,
+                                                             bool counted = true) {
     size_t slots = p.mask + 2;
     T init = op == Op::Min ? Lane<T>::highest : op == Op::Max ? Lane<T>::lowest : T(0);
     // Counts keep no accumulator: one word stands in for it.
@@ -113,15 +114,16 @@ static std::pair<std::vector<T>, std::vector<u64>> slot_pass(Pass& p, Op op, con
     u64 bits;
     std::memcpy(&bits, &init, sizeof bits);
     if (bits != 0) simt_launch(fill_u64, GRID, BLOCK, (u64*)acc.data(), (i64)acc.size(), bits);
-    std::vector<u64> counts(slots, 0);
+    std::vector<u64> counts(counted ? slots : 0, 0);
+    u64* cnt = counted ? counts.data() : nullptr;
     i64 n = (i64)p.keys.size();
     const T* v = values ? values->data() : nullptr;
     if (p.shared)
         simt_launch(Lane<T>::shared(op), GRID, BLOCK, p.keys.data(), ptr(p.kvalid), n, p.table.data(),
-                    p.mask, v, ptr(vvalid), acc.data(), counts.data(), &p.null_seen, &p.overflow, init);
+                    p.mask, v, ptr(vvalid), acc.data(), cnt, &p.null_seen, &p.overflow, init);
     else
         simt_launch(Lane<T>::global(op), GRID, BLOCK, p.keys.data(), ptr(p.kvalid), n, p.table.data(),
-                    p.mask, v, ptr(vvalid), acc.data(), counts.data(), &p.null_seen, &p.overflow);
+                    p.mask, v, ptr(vvalid), acc.data(), cnt, &p.null_seen, &p.overflow);
     return {acc, counts};
 }
 
@@ -163,12 +165,14 @@ static void check_group_by(const char* name, size_t n, i64 groups, size_t key_nu
     Pass p{keys, kvalid, std::vector<i64>(cap), cap - 1, 0, 0, shared};
     simt_launch(fill_u64, GRID, BLOCK, (u64*)p.table.data(), (i64)cap, (u64)EMPTY_KEY);
     bool count = std::is_same_v<T, u64>;
-    auto [acc, counts] = slot_pass<T>(p, op, count ? nullptr : &values, vvalid);
+    // raw.rs's `needs_counts` (no mean here): counts, or values with nulls.
+    bool counted = count || value_nulls != 0;
+    auto [acc, counts] = slot_pass<T>(p, op, count ? nullptr : &values, vvalid, counted);
     if (p.overflow) fail("overflow", 1, 0);
     int ngroups = 0;
     auto dense = assign(p, ngroups);
     auto gkeys = gather(p.table, dense, cap, ngroups);
-    auto gcounts = gather(counts, dense, cap + 1, ngroups);
+    auto gcounts = counted ? gather(counts, dense, cap + 1, ngroups) : std::vector<u64>();
     auto gacc = count ? std::vector<T>() : gather(acc, dense, cap + 1, ngroups);
     int null_group = dense[cap];
 
@@ -190,12 +194,14 @@ static void check_group_by(const char* name, size_t n, i64 groups, size_t key_nu
         std::pair<bool, i64> k = g == null_group ? std::pair(false, 0LL) : std::pair(true, gkeys[g]);
         auto it = want.find(k);
         if (it == want.end()) fail("unknown key", gkeys[g], g);
-        if (gcounts[g] != it->second.second) fail("count", (long long)gcounts[g], (long long)it->second.second);
-        if (!count && gcounts[g] > 0 && gacc[g] != it->second.first)
+        if (counted && gcounts[g] != it->second.second)
+            fail("count", (long long)gcounts[g], (long long)it->second.second);
+        bool present = counted ? gcounts[g] > 0 : it->second.second > 0;
+        if (!count && present && gacc[g] != it->second.first)
             fail("value", (long long)gacc[g], (long long)it->second.first);
     }
-    std::printf("ok group-by %-5s %s rows=%zu groups=%d%s\n", name, shared ? "shared" : "global", n, ngroups,
-                null_group >= 0 ? " (null key group)" : "");
+    std::printf("ok group-by %-5s %s rows=%zu groups=%d%s%s\n", name, shared ? "shared" : "global", n, ngroups,
+                null_group >= 0 ? " (null key group)" : "", counted ? "" : " (not counted)");
 }
 
 // A table sized from a misleading sample (1,024 slots for 5,000 keys)
@@ -259,6 +265,7 @@ int main() {
     for (bool shared : {false, true}) {
         for (auto [n, groups] : {std::pair<size_t, i64>{1, 1}, {1000, 7}, {5000, 3000}}) {
             check_group_by<i64>("sum", n, groups, 13, 7, Op::Sum, shared);
+            check_group_by<i64>("nsum", n, groups, 13, 0, Op::Sum, shared);
             check_group_by<i64>("min", n, groups, 13, 0, Op::Min, shared);
             check_group_by<i64>("max", n, groups, 0, 5, Op::Max, shared);
             check_group_by<double>("fsum", n, groups, 13, 7, Op::Sum, shared);
