@@ -684,6 +684,20 @@ fn scalar_subqueries_yield_exactly_one_value_per_outer_row() {
         ),
         vec!["0|5|AFRICA", "1|5|AMERICA"]
     );
+    // A subquery that is itself a group key (by position) joins before the
+    // aggregation; it used to name an internal column that did not exist.
+    assert_eq!(
+        q("select (select max(r_regionkey) from region) m, count(*) from nation group by 1"),
+        vec!["4|25"]
+    );
+    assert_eq!(
+        q(
+            "select (select r_name from region where r_regionkey = n_regionkey) r, count(*), (select count(*) from region) from nation group by 1 order by 1"
+        ),
+        q(
+            "select r, count(*), 5 from (select (select r_name from region where r_regionkey = n_regionkey) r from nation) t group by r order by 1"
+        )
+    );
     for (sql, what) in [
         (
             "select n_name from nation where n_regionkey = (select r_regionkey from region)",

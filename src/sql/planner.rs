@@ -731,6 +731,14 @@ impl<'a> QueryPlanner<'a> {
             };
             let mut keys = keys;
             keys.extend(corr_cols.iter().map(|c| col(c.as_str())));
+            // A scalar subquery of the select list that is also a group key
+            // (`GROUP BY 1`) must be joined before the aggregation.
+            let key_columns: Vec<String> = keys.iter().flat_map(Expr::columns).collect();
+            let (early, late_pending): (Vec<_>, Vec<_>) = late_pending
+                .into_iter()
+                .partition(|p| p.provides_any(&key_columns));
+            resolver.pending.borrow_mut().extend(early);
+            plan = resolver.apply_pending(plan);
             let mut aggs: Vec<Expr> = Vec::new();
             let mut collect = |e: &Expr| {
                 e.visit(&mut |n| {

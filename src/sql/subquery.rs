@@ -52,6 +52,13 @@ impl PendingJoin {
         self.left_on = self.left_on.iter().map(f).collect::<Result<_>>()?;
         Ok(self)
     }
+
+    /// True if the subquery provides one of these columns.
+    pub(super) fn provides_any(&self, columns: &[String]) -> bool {
+        self.plan
+            .schema()
+            .is_ok_and(|s| s.fields().iter().any(|f| columns.contains(f.name())))
+    }
 }
 
 /// A planned subquery, its columns renamed `__sq<id>.<name>`.
