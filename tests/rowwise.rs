@@ -264,3 +264,16 @@ fn large_build_sides_are_built_in_hash_partitions_with_the_same_results() {
         "partitioned build, semi join",
     );
 }
+
+/// date_trunc (each unit, null dates) and concat (nulls read as '') in
+/// both executors.
+#[test]
+fn date_trunc_and_concat() {
+    let nullable_date = "case when o_orderkey % 7 = 0 then null else o_orderdate end";
+    check(
+        &format!(
+            "select o_orderkey, date_trunc('year', {nullable_date}), date_trunc('quarter', o_orderdate), date_trunc('month', o_orderdate), date_trunc('week', {nullable_date}), date_trunc('day', o_orderdate), concat(o_orderpriority, '/', case when o_orderkey % 3 = 0 then null else o_custkey end, o_orderdate) from orders"
+        ),
+        "date_trunc and concat",
+    );
+}

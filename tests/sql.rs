@@ -651,6 +651,57 @@ fn intersect_and_except_compare_whole_rows_with_nulls_equal() {
     }
 }
 
+/// date_trunc groups dates by their period's first day; concat reads a
+/// null as '' where `||` gives null.
+#[test]
+fn date_trunc_and_concat() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q(
+            "select year(m), month(m), day(m), n from (select date_trunc('month', o_orderdate) m, count(*) n from orders group by 1) t order by 1, 2"
+        ),
+        q(
+            "select year(o_orderdate), month(o_orderdate), 1, count(*) from orders group by 1, 2 order by 1, 2"
+        )
+    );
+    // Every truncated week starts on a Monday (ISO): dayofweek 1.
+    assert_eq!(
+        q("select distinct dayofweek(date_trunc('week', o_orderdate)) from orders"),
+        vec!["1"]
+    );
+    assert_eq!(
+        q("select date_trunc('quarter', date '1996-08-17'), date_trunc('year', date '1996-08-17')"),
+        vec!["1996-07-01|1996-01-01"]
+    );
+    assert_eq!(
+        q("select concat('a', null, 1, 2.5), 'a' || null, concat(null)"),
+        vec!["a12.5|null|"]
+    );
+    for (sql, what) in [
+        (
+            "select date_trunc('fortnight', o_orderdate) from orders",
+            "not one of year, quarter, month, week, day",
+        ),
+        (
+            "select date_trunc('month', o_totalprice) from orders",
+            "needs a date",
+        ),
+        (
+            "select date_trunc(o_comment, o_orderdate) from orders",
+            "constant unit",
+        ),
+        ("select concat() from orders", "at least one argument"),
+    ] {
+        let e = c
+            .sql(sql)
+            .and_then(|lf| lf.collect())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
+}
+
 /// Scalar subqueries give one value per outer row: a count of no rows is
 /// 0, an empty subquery is null, and more than one row is an error (they
 /// used to read null, drop every outer row, or repeat outer rows).

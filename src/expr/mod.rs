@@ -183,6 +183,9 @@ pub enum ScalarFunc {
     DayOfWeek,
     /// Day of year (1–366).
     DayOfYear,
+    /// `date_trunc(unit, date)`: the first day of the date's year, quarter,
+    /// month or ISO week, or the date (`day`); `unit` is a constant.
+    DateTrunc,
     /// Leading and trailing spaces removed.
     Trim,
     /// Leading spaces removed.
@@ -224,6 +227,7 @@ impl ScalarFunc {
             Quarter => "quarter",
             DayOfWeek => "dayofweek",
             DayOfYear => "dayofyear",
+            DateTrunc => "date_trunc",
             Trim => "trim",
             LTrim => "ltrim",
             RTrim => "rtrim",

@@ -365,6 +365,16 @@ fn function(
                 scalar && pattern.is_scalar(),
             ));
         }
+        DateTrunc => {
+            let unit = crate::physical::expr::date_trunc_unit(&args[0])?;
+            let dates = evaluate(&args[1], batch)?;
+            let out = match &dates {
+                ColumnarValue::Array(a) | ColumnarValue::Scalar(a) => {
+                    crate::kernels::date_trunc::date_trunc(a, unit)
+                }
+            };
+            return Ok(ColumnarValue::wrap(out, dates.is_scalar()));
+        }
         _ => {
             let a = match &first {
                 ColumnarValue::Array(a) | ColumnarValue::Scalar(a) => a.clone(),

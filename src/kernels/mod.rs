@@ -3,6 +3,7 @@
 
 pub mod accumulators;
 pub mod bloom;
+pub mod date_trunc;
 pub mod eval;
 pub mod flat_table;
 pub mod fused;

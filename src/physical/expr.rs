@@ -363,6 +363,19 @@ impl PhysicalExpr {
     }
 }
 
+/// The unit of `date_trunc(unit, date)`: a string constant naming one.
+pub fn date_trunc_unit(unit: &PhysicalExpr) -> Result<crate::kernels::date_trunc::TruncUnit> {
+    let name = unit
+        .as_literal()
+        .and_then(|a| arrow::compute::cast(a, &DataType::Utf8).ok())
+        .and_then(|a| {
+            let a = arrow::array::AsArray::as_string::<i32>(&a);
+            a.is_valid(0).then(|| a.value(0).to_string())
+        })
+        .ok_or_else(|| SlothError::plan("date_trunc() takes a constant unit, such as 'month'"))?;
+    crate::kernels::date_trunc::TruncUnit::parse(&name)
+}
+
 /// True if the constant `lit`, cast to `column` (a decimal with the scale
 /// of the coerced type `common`), keeps its exact value.
 fn fits_exactly(lit: &PhysicalExpr, column: &DataType, common: &DataType) -> bool {
@@ -506,6 +519,17 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
                 ));
             }
             DataType::Utf8
+        }
+        DateTrunc => {
+            arity(2..=2)?;
+            date_trunc_unit(&args[0])?;
+            if args[1].data_type != DataType::Date32 {
+                return Err(SlothError::types(format!(
+                    "date_trunc() needs a date, got {}",
+                    args[1].data_type
+                )));
+            }
+            DataType::Date32
         }
         Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
             arity(1..=1)?;

@@ -451,6 +451,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "quarter" => scalar(ScalarFunc::Quarter, args),
         "dayofweek" => scalar(ScalarFunc::DayOfWeek, args),
         "dayofyear" => scalar(ScalarFunc::DayOfYear, args),
+        "date_trunc" => scalar(ScalarFunc::DateTrunc, args),
         "trim" | "btrim" => scalar(ScalarFunc::Trim, args),
         "ltrim" => scalar(ScalarFunc::LTrim, args),
         "rtrim" => scalar(ScalarFunc::RTrim, args),
@@ -458,6 +459,26 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "abs" => scalar(ScalarFunc::Abs, args),
         "round" => scalar(ScalarFunc::Round, args),
         "coalesce" => scalar(ScalarFunc::Coalesce, args),
+        // concat(a, b, ..): PostgreSQL's, which reads a null as '' (unlike
+        // `||`, which gives null).
+        "concat" => {
+            let text = |e: Expr| {
+                Expr::Function(
+                    ScalarFunc::Coalesce,
+                    vec![
+                        e.cast(DataType::Utf8),
+                        Expr::Literal(ScalarValue::Utf8(Some(String::new()))),
+                    ],
+                )
+            };
+            let mut parts = args.into_iter().map(text);
+            let first = parts
+                .next()
+                .ok_or_else(|| SlothError::plan("concat() needs at least one argument"))?;
+            parts.fold(first, |acc, e| {
+                Expr::Function(ScalarFunc::Concat, vec![acc, e])
+            })
+        }
         // nullif(a, b): null where a = b, else a.
         "nullif" => match <[Expr; 2]>::try_from(args) {
             Ok([a, b]) => Expr::Case {

@@ -271,6 +271,13 @@ fn function(
             }
             _ => eval(&args[1], row, schema)?,
         },
+        DateTrunc => {
+            let unit = crate::physical::expr::date_trunc_unit(&args[0])?;
+            match eval(&args[1], row, schema)? {
+                Value::Date(d) => Value::Date(crate::kernels::date_trunc::truncate(d, unit)),
+                _ => Value::Null,
+            }
+        }
         Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
             let Value::Date(d) = first else {
                 return fallback(expr, row, schema);
