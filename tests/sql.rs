@@ -702,6 +702,43 @@ fn date_trunc_and_concat() {
     }
 }
 
+/// `LIKE ... ESCAPE 'x'`: the escape character makes the next one literal,
+/// and a backslash is then an ordinary character.
+#[test]
+fn like_escape_makes_wildcards_literal() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q(
+            "select 'a%b' like 'a!%b' escape '!', 'axb' like 'a!%b' escape '!', 'a_b' not like 'a!_b' escape '!', 'a\\b' like 'a\\b' escape '!', 'A%B' ilike 'a!%b' escape '!', 'a!b' like 'a!!b' escape '!'"
+        ),
+        vec!["true|false|false|true|true|true"]
+    );
+    // Escaped, `_` is a literal underscore, which no nation name has.
+    assert_eq!(
+        q("select count(*) from nation where n_name like '%!_%' escape '!'"),
+        vec!["0"]
+    );
+    for (sql, what) in [
+        (
+            "select 'a' like 'a!' escape '!'",
+            "ends with its escape character",
+        ),
+        ("select 'a' like 'a' escape '!!'", "one-character constant"),
+        (
+            "select n_name like n_comment escape '!' from nation",
+            "not a constant",
+        ),
+    ] {
+        let e = c
+            .sql(sql)
+            .and_then(|lf| lf.collect())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
+}
+
 /// Scalar subqueries give one value per outer row: a count of no rows is
 /// 0, an empty subquery is null, and more than one row is an error (they
 /// used to read null, drop every outer row, or repeat outer rows).

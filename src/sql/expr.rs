@@ -108,9 +108,12 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             negated,
             expr,
             pattern,
-            escape_char: None,
+            escape_char,
             any: false,
-        } => like(*negated, c(expr)?, c(pattern)?),
+        } => {
+            let escape = escape_char.as_deref().map(c).transpose()?;
+            like(*negated, c(expr)?, escaped_pattern(c(pattern)?, escape)?)
+        }
         // TRIM([BOTH | LEADING | TRAILING] [FROM] s): spaces only.
         ast::Expr::Trim {
             trim_where,
@@ -130,11 +133,13 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             negated,
             expr,
             pattern,
-            escape_char: None,
+            escape_char,
             any: false,
         } => {
             let lower = |e: Expr| Expr::Function(ScalarFunc::Lower, vec![e]);
-            like(*negated, lower(c(expr)?), lower(c(pattern)?))
+            let escape = escape_char.as_deref().map(c).transpose()?;
+            let pattern = escaped_pattern(c(pattern)?, escape)?;
+            like(*negated, lower(c(expr)?), lower(pattern))
         }
         ast::Expr::Cast {
             kind: CastKind::Cast | CastKind::DoubleColon,
@@ -512,6 +517,46 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         None => Ok(call),
         Some(cond) => filter_aggregate(call, convert(cond, r)?, f),
     }
+}
+
+/// A LIKE pattern with `ESCAPE 'x'` rewritten to the backslash escapes
+/// sloth's LIKE reads: `x%` becomes `\%`, and a plain backslash `\\`.
+fn escaped_pattern(pattern: Expr, escape: Option<Expr>) -> Result<Expr> {
+    let Some(escape) = escape else {
+        return Ok(pattern);
+    };
+    let text = |e: &Expr| match e {
+        Expr::Literal(ScalarValue::Utf8(Some(s))) => Some(s.clone()),
+        _ => None,
+    };
+    let esc = text(&escape).unwrap_or_default();
+    let mut esc = esc.chars();
+    let (Some(esc), None) = (esc.next(), esc.next()) else {
+        return Err(SlothError::plan(
+            "LIKE ... ESCAPE takes a one-character constant",
+        ));
+    };
+    let pattern = text(&pattern).ok_or_else(|| {
+        SlothError::unsupported("LIKE ... ESCAPE with a pattern that is not a constant")
+    })?;
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(ch) = chars.next() {
+        if ch == esc {
+            let next = chars.next().ok_or_else(|| {
+                SlothError::plan(format!(
+                    "LIKE pattern '{pattern}' ends with its escape character"
+                ))
+            })?;
+            out.push('\\');
+            out.push(next);
+        } else if ch == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(ch);
+        }
+    }
+    Ok(Expr::Literal(ScalarValue::Utf8(Some(out))))
 }
 
 /// `s [NOT] LIKE pattern`.
