@@ -152,6 +152,12 @@ fn lag_and_lead_read_neighbours_within_partitions() {
         "select o_orderkey, lag(o_totalprice) over (partition by o_custkey order by o_orderdate, o_orderkey) p, lead(o_orderstatus, 2) over (partition by case when o_custkey % 3 = 0 then null else o_custkey end order by o_orderkey desc) n from orders",
         "lag/lead",
     );
+    // With a default (an expression of the row itself), where the offset
+    // leaves the partition; a null neighbour stays null.
+    check(
+        "select o_orderkey, lag(case when o_orderkey % 4 = 0 then null else o_totalprice end, 1, o_orderkey * 2) over (partition by o_custkey order by o_orderdate, o_orderkey) p, lead(o_orderstatus, 3, 'none') over (partition by o_orderpriority order by o_orderkey) n from orders",
+        "lag/lead with defaults",
+    );
 }
 
 #[test]

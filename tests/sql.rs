@@ -578,8 +578,8 @@ fn lag_and_lead_stop_at_partition_edges() {
     for (sql, what) in [
         ("select lag(n_name) over () from nation", "needs ORDER BY"),
         (
-            "select lag(n_name, 1, 'x') over (order by n_name) from nation",
-            "not a default value",
+            "select lag(n_name, 1, 'x', 'y') over (order by n_name) from nation",
+            "takes a value, an offset and a default",
         ),
         (
             "select lag(n_name, n_nationkey) over (order by n_name) from nation",
@@ -700,6 +700,28 @@ fn date_trunc_and_concat() {
             .to_string();
         assert!(e.contains(what), "{sql}: {e}");
     }
+}
+
+/// `lag/lead(x, n, default)`: the default where the offset leaves the
+/// partition, not where the neighbour's value is null.
+#[test]
+fn lag_and_lead_defaults_fill_only_past_the_partition() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    let value = "case when n_nationkey = 0 then null else n_nationkey end";
+    assert_eq!(
+        q(&format!(
+            "select lag({value}, 1, -1) over (partition by n_regionkey order by n_nationkey), lead(n_name, 2, 'end') over (partition by n_regionkey order by n_nationkey) from nation order by n_nationkey"
+        )),
+        q(&format!(
+            "select case when row_number() over (partition by n_regionkey order by n_nationkey) <= 1 then -1 else lag({value}) over (partition by n_regionkey order by n_nationkey) end, case when count(*) over (partition by n_regionkey) - row_number() over (partition by n_regionkey order by n_nationkey) < 2 then 'end' else lead(n_name, 2) over (partition by n_regionkey order by n_nationkey) end from nation order by n_nationkey"
+        ))
+    );
+    // Nation 5 (region 0) follows nation 0, whose value reads null.
+    assert!(q(&format!(
+        "select lag({value}, 1, -1) over (partition by n_regionkey order by n_nationkey) from nation where n_regionkey = 0 order by n_nationkey"
+    ))
+    .starts_with(&["-1".to_string(), "null".to_string()]));
 }
 
 /// `LIKE ... ESCAPE 'x'`: the escape character makes the next one literal,

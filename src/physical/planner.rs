@@ -264,10 +264,14 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                     return Err(SlothError::plan(format!("'{e}' is not a window function")));
                 };
                 let in_schema = node.schema();
-                let args: Vec<PhysicalExpr> = args
+                let mut args: Vec<PhysicalExpr> = args
                     .iter()
                     .map(|a| PhysicalExpr::compile(a, &in_schema))
                     .collect::<Result<_>>()?;
+                // lag/lead's default takes the value's type.
+                if let (Some(_), [value, default]) = (func.shift(), args.as_mut_slice()) {
+                    *default = default.clone().cast_to(&value.data_type)?;
+                }
                 let types: Vec<_> = args.iter().map(|a| a.data_type.clone()).collect();
                 let data_type = window_output_type(*func, &types)?;
                 let partition_by = partition_by

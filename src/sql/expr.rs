@@ -601,9 +601,9 @@ fn shift_window(
             )));
         }
     };
-    if args.is_empty() || args.len() > 2 {
-        return Err(SlothError::unsupported(format!(
-            "'{f}' ({name}(x) and {name}(x, offset) are supported; not a default value)"
+    if args.is_empty() || args.len() > 3 {
+        return Err(SlothError::plan(format!(
+            "{name}() takes a value, an offset and a default, in '{f}'"
         )));
     }
     let (partition_by, order_by) = window_spec(over, r)?;
@@ -613,11 +613,15 @@ fn shift_window(
         )));
     }
     let value = args[0].clone();
-    Ok(if name == "lag" {
+    let mut call = if name == "lag" {
         value.lag(n, partition_by, order_by)
     } else {
         value.lead(n, partition_by, order_by)
-    })
+    };
+    if let (Some(default), Expr::Window { args, .. }) = (args.get(2), &mut call) {
+        args.push(default.clone());
+    }
+    Ok(call)
 }
 
 /// `agg(x) FILTER (WHERE cond)` → `agg(CASE WHEN cond THEN x END)`: the

@@ -23,7 +23,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Int64Array, UInt32Array};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, UInt32Array};
 use arrow::compute::{SortOptions, concat_batches, take, take_record_batch};
 use arrow::datatypes::{DataType, Float64Type, Int64Type, SchemaRef};
 use arrow::record_batch::RecordBatch;
@@ -394,7 +394,7 @@ fn window_preselecting_from(
             .for_each_init(Vec::new, |scratch, s| keys.sort(s, limit, scratch));
     }
     if let Some(shift) = func.shift() {
-        return shifted(&all, &args[0], shift, &starts, &order, schema);
+        return shifted(&all, args, shift, (&starts, &order), schema);
     }
     if let WindowFunc::Aggregate(agg) = func {
         let spec = window_aggregate::Spec {
@@ -446,18 +446,19 @@ fn window_preselecting_from(
     with_column(&all, rows, Arc::new(Int64Array::from(ranks)), schema)
 }
 
-/// `lag`/`lead(value)`: the rows of `all` in window order (`order`,
-/// partition `g` at `starts[g]..starts[g + 1]`), each with `value` of the
-/// row `shift` places away in its partition, or null past either end.
+/// `lag`/`lead(value [, n [, default]])` (`args`: value, then default if
+/// any): the rows of `all` in window order (`order`, partition `g` at
+/// `starts[g]..starts[g + 1]`), each with `value` of the row `shift` places
+/// away in its partition; past either end, the default of the row itself,
+/// or null.
 fn shifted(
     all: &RecordBatch,
-    value: &PhysicalExpr,
+    args: &[PhysicalExpr],
     shift: isize,
-    starts: &[usize],
-    order: &[u32],
+    (starts, order): (&[usize], &[u32]),
     schema: &SchemaRef,
 ) -> Result<Vec<RecordBatch>> {
-    let values = evaluate_array(value, all)?;
+    let values = evaluate_array(&args[0], all)?;
     let mut sources: Vec<Option<u32>> = Vec::with_capacity(order.len());
     for w in starts.windows(2) {
         let segment = &order[w[0]..w[1]];
@@ -467,7 +468,15 @@ fn shifted(
                 .and_then(|s| segment.get(s).copied())
         }));
     }
-    let shifted = take(&values, &UInt32Array::from(sources), None)?;
+    let missing = BooleanArray::from_iter(sources.iter().map(|s| Some(s.is_none())));
+    let mut shifted = take(&values, &UInt32Array::from(sources), None)?;
+    if let Some(default) = args.get(1)
+        && missing.true_count() > 0
+    {
+        let default = evaluate_array(default, all)?;
+        let default = take(&default, &UInt32Array::from(order.to_vec()), None)?;
+        shifted = arrow::compute::kernels::zip::zip(&missing, &default, &shifted)?;
+    }
     with_column(all, order.to_vec(), shifted, schema)
 }
 

@@ -499,9 +499,11 @@ impl RowOperator for WindowOp {
                     let source = i
                         .checked_add_signed(shift)
                         .filter(|&j| j < keyed.len() && keyed[j].0 == keyed[i].0);
-                    let value = match source {
-                        Some(j) => eval(&self.args[0], &keyed[j].2, &self.schema)?,
-                        None => Value::Null,
+                    let value = match (source, self.args.get(1)) {
+                        (Some(j), _) => eval(&self.args[0], &keyed[j].2, &self.schema)?,
+                        // lag/lead(x, n, default): the default, of this row.
+                        (None, Some(default)) => eval(default, &keyed[i].2, &self.schema)?,
+                        (None, None) => Value::Null,
                     };
                     let mut r = keyed[i].2.clone();
                     r.push(value);
