@@ -46,7 +46,9 @@ pub use frame::{DataFrame, LazyFrame};
 /// The names most programs need.
 pub mod prelude {
     pub use crate::error::{Result, SlothError};
-    pub use crate::expr::{Expr, ScalarValue, col, corr, count_star, lit, when};
+    pub use crate::expr::{
+        Expr, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit, when,
+    };
     pub use crate::frame::{DataFrame, LazyFrame};
     pub use crate::optimizer::OptimizerOptions;
     pub use crate::plan::JoinType;

@@ -283,3 +283,33 @@ fn date_trunc_and_concat() {
         "date_trunc and concat",
     );
 }
+
+/// ROWS frames of every shape, over decimals, floats and integers with
+/// nulls: the columnar folds against the row-wise executor's aggregate
+/// state per row over its frame.
+#[test]
+fn rows_frames_of_every_shape() {
+    let price = "case when o_orderkey % 6 = 0 then null else o_totalprice end";
+    let window = "partition by o_custkey order by o_orderdate, o_orderkey";
+    for (frame, label) in [
+        ("rows between 2 preceding and 1 following", "bounded"),
+        ("rows 3 preceding", "preceding to current"),
+        (
+            "rows between unbounded preceding and 1 preceding",
+            "running, excluding",
+        ),
+        ("rows between 1 following and unbounded following", "suffix"),
+        ("rows between 2 following and 4 following", "ahead only"),
+        (
+            "rows between unbounded preceding and unbounded following",
+            "whole",
+        ),
+    ] {
+        check(
+            &format!(
+                "select o_orderkey, sum({price}) over ({window} {frame}) s, avg({price}) over ({window} {frame}) a, count({price}) over ({window} {frame}) c, count(*) over ({window} {frame}) n, min(o_shippriority + o_orderkey % 7) over ({window} {frame}) lo, max(cast({price} as double)) over ({window} {frame}) hi from orders"
+            ),
+            label,
+        );
+    }
+}

@@ -533,8 +533,8 @@ fn window_aggregates_cover_whole_partitions() {
             "running median()",
         ),
         (
-            "select sum(n_nationkey) over (order by n_name rows between 1 preceding and current row) from nation",
-            "window frames",
+            "select sum(n_nationkey) over (order by n_name groups between 1 preceding and current row) from nation",
+            "GROUPS frames other than",
         ),
         (
             "select count(distinct n_regionkey) over () from nation",
@@ -722,6 +722,74 @@ fn lag_and_lead_defaults_fill_only_past_the_partition() {
         "select lag({value}, 1, -1) over (partition by n_regionkey order by n_nationkey) from nation where n_regionkey = 0 order by n_nationkey"
     ))
     .starts_with(&["-1".to_string(), "null".to_string()]));
+}
+
+/// ROWS frames: a moving sum equals the sum of the neighbours read with
+/// lag/lead, a running ROWS frame over a unique order equals SQL's default
+/// frame, and bad frames are refused by name.
+#[test]
+fn rows_frames_aggregate_their_rows() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    let w = "partition by n_regionkey order by n_nationkey";
+    assert_eq!(
+        q(&format!(
+            "select n_nationkey, sum(n_nationkey) over ({w} rows between 1 preceding and 1 following) from nation order by 1"
+        )),
+        q(&format!(
+            "select n_nationkey, n_nationkey + coalesce(lag(n_nationkey) over ({w}), 0) + coalesce(lead(n_nationkey) over ({w}), 0) from nation order by 1"
+        ))
+    );
+    assert_eq!(
+        q(&format!(
+            "select n_nationkey, sum(n_nationkey) over ({w} rows between unbounded preceding and current row), max(n_name) over ({w}) from nation order by 1"
+        )),
+        q(&format!(
+            "select n_nationkey, sum(n_nationkey) over ({w}), max(n_name) over ({w}) from nation order by 1"
+        ))
+    );
+    // RANGE with SQL's default bounds is the default frame.
+    assert_eq!(
+        q(&format!(
+            "select n_nationkey, count(*) over ({w} range between unbounded preceding and current row) from nation order by 1"
+        )),
+        q(&format!(
+            "select n_nationkey, count(*) over ({w}) from nation order by 1"
+        ))
+    );
+    for (sql, what) in [
+        (
+            "select sum(n_nationkey) over (order by n_name rows between 2 following and 1 following) from nation",
+            "starts after it ends",
+        ),
+        (
+            "select sum(n_nationkey) over (rows between 1 preceding and current row) from nation",
+            "needs ORDER BY",
+        ),
+        (
+            "select sum(n_nationkey) over (order by n_name range between 1 preceding and current row) from nation",
+            "RANGE frames other than",
+        ),
+        (
+            "select sum(n_nationkey) over (order by n_name rows between unbounded following and current row) from nation",
+            "cannot start at UNBOUNDED FOLLOWING",
+        ),
+        (
+            "select sum(n_nationkey) over (order by n_name rows between n_nationkey preceding and current row) from nation",
+            "non-negative integer constant",
+        ),
+        (
+            "select median(n_nationkey) over (order by n_name rows 1 preceding) from nation",
+            "median",
+        ),
+    ] {
+        let e = c
+            .sql(sql)
+            .and_then(|lf| lf.collect())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
 }
 
 /// `LIKE ... ESCAPE 'x'`: the escape character makes the next one literal,

@@ -269,6 +269,39 @@ pub enum WindowFunc {
     Lag(usize),
     /// `lead(x, n)`: `x` of the row `n` after in window order.
     Lead(usize),
+    /// `sum(x) OVER (.. ORDER BY .. ROWS BETWEEN ..)`: the aggregate of the
+    /// rows of the frame around each row, in window order.
+    FramedAggregate(AggFunc, RowsFrame),
+}
+
+/// A `ROWS BETWEEN start AND end` frame, as offsets from the current row in
+/// window order (negative: preceding); `None` is UNBOUNDED (the partition's
+/// first row for the start, its last for the end). The frame is cut to the
+/// partition, and may be empty (`1 FOLLOWING AND 2 FOLLOWING` on the last
+/// row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowsFrame {
+    /// First row, relative to the current one.
+    pub start: Option<isize>,
+    /// Last row, relative to the current one.
+    pub end: Option<isize>,
+}
+
+impl std::fmt::Display for RowsFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bound = |b: Option<isize>, unbounded: &str| match b {
+            None => format!("UNBOUNDED {unbounded}"),
+            Some(0) => "CURRENT ROW".to_string(),
+            Some(n) if n < 0 => format!("{} PRECEDING", -n),
+            Some(n) => format!("{n} FOLLOWING"),
+        };
+        write!(
+            f,
+            "ROWS BETWEEN {} AND {}",
+            bound(self.start, "PRECEDING"),
+            bound(self.end, "FOLLOWING")
+        )
+    }
 }
 
 impl WindowFunc {
@@ -278,7 +311,7 @@ impl WindowFunc {
             WindowFunc::RowNumber => "row_number",
             WindowFunc::Rank => "rank",
             WindowFunc::DenseRank => "dense_rank",
-            WindowFunc::Aggregate(f) => f.name(),
+            WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => f.name(),
             WindowFunc::Lag(_) => "lag",
             WindowFunc::Lead(_) => "lead",
         }
@@ -545,6 +578,45 @@ impl Expr {
             }),
             other => Err(SlothError::plan(format!(
                 "over_window() takes an aggregate, not '{other}'"
+            ))),
+        }
+    }
+
+    /// `self OVER (PARTITION BY partition_by ORDER BY order_by frame)`:
+    /// an aggregate (sum, count, min, max or avg) over the rows of a ROWS
+    /// frame around each row.
+    pub fn over_rows_frame(
+        self,
+        partition_by: Vec<Expr>,
+        order_by: Vec<SortKey>,
+        frame: RowsFrame,
+    ) -> Result<Expr> {
+        if order_by.is_empty() {
+            return Err(SlothError::plan(format!(
+                "a ROWS frame needs ORDER BY in its window, in '{self}'"
+            )));
+        }
+        if let (Some(start), Some(end)) = (frame.start, frame.end)
+            && start > end
+        {
+            return Err(SlothError::plan(format!(
+                "the frame '{frame}' starts after it ends"
+            )));
+        }
+        match self.over_window(partition_by, order_by)? {
+            Expr::Window {
+                func: WindowFunc::Aggregate(func),
+                args,
+                partition_by,
+                order_by,
+            } => Ok(Expr::Window {
+                func: WindowFunc::FramedAggregate(func, frame),
+                args,
+                partition_by,
+                order_by,
+            }),
+            other => Err(SlothError::plan(format!(
+                "over_rows_frame() takes an aggregate, not '{other}'"
             ))),
         }
     }
@@ -968,6 +1040,9 @@ impl fmt::Display for Expr {
                 }
                 if !o.is_empty() {
                     spec.push(format!("ORDER BY {}", o.join(", ")));
+                }
+                if let WindowFunc::FramedAggregate(_, frame) = func {
+                    spec.push(frame.to_string());
                 }
                 write!(
                     f,

@@ -632,7 +632,7 @@ use arrow::array::Array;
 /// an aggregate's, the argument's for lag / lead, an integer for ranks.
 pub fn window_output_type(func: WindowFunc, args: &[DataType]) -> Result<DataType> {
     match func {
-        WindowFunc::Aggregate(f) => agg_output_type(f, args),
+        WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => agg_output_type(f, args),
         WindowFunc::Lag(_) | WindowFunc::Lead(_) => Ok(args[0].clone()),
         WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank => Ok(DataType::Int64),
     }

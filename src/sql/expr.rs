@@ -8,7 +8,7 @@ use sqlparser::ast::{
 
 use crate::error::{Result, SlothError};
 use crate::expr::{
-    AggFunc, Expr, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit, parse_date32,
+    AggFunc, Expr, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit, parse_date32,
 };
 
 /// Resolves column references of the current scope to internal names.
@@ -322,14 +322,21 @@ pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
     })
 }
 
-/// A window's PARTITION BY and ORDER BY.
-fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<(Vec<Expr>, Vec<SortKey>)> {
+/// A window's PARTITION BY, ORDER BY, and ROWS frame (`None`: SQL's
+/// default frame).
+type WindowSpecParts = (Vec<Expr>, Vec<SortKey>, Option<RowsFrame>);
+
+/// A window's PARTITION BY, ORDER BY and frame.
+fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<WindowSpecParts> {
     let ast::WindowType::WindowSpec(spec) = over else {
         return Err(SlothError::unsupported("named windows"));
     };
-    if spec.window_frame.is_some() {
-        return Err(SlothError::unsupported("window frames"));
-    }
+    let frame = spec
+        .window_frame
+        .as_ref()
+        .map(|f| rows_frame(f, r))
+        .transpose()?
+        .flatten();
     let partition_by = spec
         .partition_by
         .iter()
@@ -348,7 +355,48 @@ fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<(Vec<Expr>, V
             })
         })
         .collect::<Result<_>>()?;
-    Ok((partition_by, order_by))
+    Ok((partition_by, order_by, frame))
+}
+
+/// A window frame: ROWS frames as they are; RANGE or GROUPS only as SQL's
+/// default (`None`) or the whole partition.
+fn rows_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<RowsFrame>> {
+    use ast::WindowFrameBound as B;
+    let rows = |e: &ast::Expr| match convert(e, r)? {
+        Expr::Literal(ScalarValue::Int64(Some(n))) if n >= 0 => Ok(n as isize),
+        _ => Err(SlothError::plan(format!(
+            "a window frame's offset must be a non-negative integer constant, not '{e}'"
+        ))),
+    };
+    // Offsets from the current row; `None` is UNBOUNDED.
+    let offset = |bound: &B, is_start: bool| -> Result<Option<isize>> {
+        Ok(match bound {
+            B::CurrentRow => Some(0),
+            B::Preceding(Some(e)) => Some(-rows(e)?),
+            B::Following(Some(e)) => Some(rows(e)?),
+            B::Preceding(None) if is_start => None,
+            B::Following(None) if !is_start => None,
+            other => {
+                return Err(SlothError::plan(format!(
+                    "a window frame cannot {} at {other}",
+                    if is_start { "start" } else { "end" }
+                )));
+            }
+        })
+    };
+    let start = offset(&frame.start_bound, true)?;
+    let end = match &frame.end_bound {
+        Some(b) => offset(b, false)?,
+        None => Some(0),
+    };
+    match (&frame.units, start, end) {
+        (ast::WindowFrameUnits::Rows, ..) => Ok(Some(RowsFrame { start, end })),
+        (_, None, Some(0)) => Ok(None),
+        (_, None, None) => Ok(Some(RowsFrame { start, end })),
+        (units, ..) => Err(SlothError::unsupported(format!(
+            "{units} frames other than UNBOUNDED PRECEDING AND CURRENT ROW (ROWS frames are supported)"
+        ))),
+    }
 }
 
 fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
@@ -367,7 +415,8 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             _ => None,
         };
         if let Some(func) = ranking {
-            let (partition_by, order_by) = window_spec(over, r)?;
+            // Ranking ignores a frame, as in PostgreSQL.
+            let (partition_by, order_by, _) = window_spec(over, r)?;
             return Ok(Expr::over(func, partition_by, order_by));
         }
         if matches!(name.as_str(), "lag" | "lead") {
@@ -510,8 +559,12 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 "window function '{name}' (row_number, rank, dense_rank, lag, lead and aggregates are supported)"
             )));
         }
-        let (partition_by, order_by) = window_spec(over, r)?;
-        return call.over_window(partition_by, order_by);
+        return match window_spec(over, r)? {
+            (partition_by, order_by, Some(frame)) => {
+                call.over_rows_frame(partition_by, order_by, frame)
+            }
+            (partition_by, order_by, None) => call.over_window(partition_by, order_by),
+        };
     }
     match &f.filter {
         None => Ok(call),
@@ -606,7 +659,8 @@ fn shift_window(
             "{name}() takes a value, an offset and a default, in '{f}'"
         )));
     }
-    let (partition_by, order_by) = window_spec(over, r)?;
+    // lag and lead ignore a frame, as in PostgreSQL.
+    let (partition_by, order_by, _) = window_spec(over, r)?;
     if order_by.is_empty() {
         return Err(SlothError::plan(format!(
             "{name}() needs ORDER BY in its window, in '{f}'"

@@ -9,6 +9,7 @@ mod pipeline;
 mod sort;
 mod window;
 mod window_aggregate;
+mod window_frame;
 
 use arrow::record_batch::RecordBatch;
 

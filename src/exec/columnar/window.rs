@@ -396,7 +396,7 @@ fn window_preselecting_from(
     if let Some(shift) = func.shift() {
         return shifted(&all, args, shift, (&starts, &order), schema);
     }
-    if let WindowFunc::Aggregate(agg) = func {
+    if let WindowFunc::Aggregate(agg) | WindowFunc::FramedAggregate(agg, _) = func {
         let spec = window_aggregate::Spec {
             all: &all,
             func: agg,
@@ -405,9 +405,10 @@ fn window_preselecting_from(
             order: &order,
             schema,
         };
-        return match &order_keys {
-            None => spec.whole_partitions(),
-            Some(keys) => spec.running(|a, b| keys.peers(a, b)),
+        return match (func, &order_keys) {
+            (WindowFunc::FramedAggregate(_, frame), _) => spec.framed(frame),
+            (_, None) => spec.whole_partitions(),
+            (_, Some(keys)) => spec.running(|a, b| keys.peers(a, b)),
         };
     }
     // 3. The rows kept (all, or each partition's first `limit`) and ranks.
@@ -437,9 +438,10 @@ fn window_preselecting_from(
                 WindowFunc::RowNumber => k as i64 + 1,
                 WindowFunc::Rank => rank,
                 WindowFunc::DenseRank => dense,
-                WindowFunc::Aggregate(_) | WindowFunc::Lag(_) | WindowFunc::Lead(_) => {
-                    unreachable!("returned above")
-                }
+                WindowFunc::Aggregate(_)
+                | WindowFunc::FramedAggregate(..)
+                | WindowFunc::Lag(_)
+                | WindowFunc::Lead(_) => unreachable!("returned above"),
             });
         }
     }

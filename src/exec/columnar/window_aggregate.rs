@@ -48,7 +48,7 @@ pub(super) struct Spec<'a> {
 }
 
 impl Spec<'_> {
-    fn out_type(&self) -> &DataType {
+    pub(super) fn out_type(&self) -> &DataType {
         self.schema
             .field(self.schema.fields().len() - 1)
             .data_type()
@@ -149,7 +149,7 @@ impl Spec<'_> {
     }
 
     /// The rows in window order with `column` appended.
-    fn emit(&self, column: ArrayRef) -> Result<Vec<RecordBatch>> {
+    pub(super) fn emit(&self, column: ArrayRef) -> Result<Vec<RecordBatch>> {
         super::window::with_column(self.all, self.order.to_vec(), column, self.schema)
     }
 }

@@ -488,6 +488,10 @@ impl RowOperator for WindowOp {
                         .find(|o| o.is_ne());
                 p.unwrap_or_else(|| cmp_order(&a.1, &b.1))
             });
+            if let WindowFunc::FramedAggregate(func, frame) = self.func {
+                self.output = Some(self.aggregate_frames(func, frame, keyed)?.into_iter());
+                return Ok(self.output.as_mut().and_then(|o| o.next()));
+            }
             if let WindowFunc::Aggregate(func) = self.func {
                 let running = !self.order_by.is_empty();
                 self.output = Some(self.aggregate_partitions(func, keyed, running)?.into_iter());
@@ -534,9 +538,10 @@ impl RowOperator for WindowOp {
                     WindowFunc::RowNumber => row_number,
                     WindowFunc::Rank => rank,
                     WindowFunc::DenseRank => dense,
-                    WindowFunc::Aggregate(_) | WindowFunc::Lag(_) | WindowFunc::Lead(_) => {
-                        unreachable!("returned above")
-                    }
+                    WindowFunc::Aggregate(_)
+                    | WindowFunc::FramedAggregate(..)
+                    | WindowFunc::Lag(_)
+                    | WindowFunc::Lead(_) => unreachable!("returned above"),
                 }));
                 out.push(r);
             }
@@ -547,6 +552,45 @@ impl RowOperator for WindowOp {
 }
 
 impl WindowOp {
+    /// Each row of `keyed` (sorted by partition, then order) with the
+    /// aggregate of the rows of its ROWS `frame`: a fresh aggregate state
+    /// per row over its frame's rows.
+    fn aggregate_frames(
+        &self,
+        func: AggFunc,
+        frame: crate::expr::RowsFrame,
+        keyed: Vec<(Row, Row, Row)>,
+    ) -> Result<Vec<Row>> {
+        let mut out = Vec::with_capacity(keyed.len());
+        let mut start = 0;
+        while start < keyed.len() {
+            let end = (start..keyed.len())
+                .find(|&i| keyed[i].0 != keyed[start].0)
+                .unwrap_or(keyed.len());
+            let bound = |i: usize, offset: isize| {
+                (i as isize + offset).clamp(start as isize, end as isize) as usize
+            };
+            for i in start..end {
+                let lo = frame.start.map_or(start, |o| bound(i, o));
+                let hi = frame.end.map_or(end, |o| bound(i, o + 1));
+                let mut acc = RowAcc::new(func, false);
+                for (_, _, row) in &keyed[lo..hi.max(lo)] {
+                    let args = self
+                        .args
+                        .iter()
+                        .map(|a| eval(a, row, &self.schema))
+                        .collect::<Result<Vec<_>>>()?;
+                    acc.update(&args)?;
+                }
+                let mut r = keyed[i].2.clone();
+                r.push(acc.finish());
+                out.push(r);
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+
     /// Each row of `keyed` (partition key, order key, row; sorted by
     /// partition, then order) with its partition's aggregate appended: of
     /// the whole partition, or (`running`) of its rows up to the current

@@ -1,0 +1,225 @@
+//! Window aggregates over ROWS frames: `agg(x) OVER (.. ORDER BY ..
+//! ROWS BETWEEN a PRECEDING AND b FOLLOWING)`, each row aggregating the
+//! rows of its partition from `a` before it to `b` after it in window order.
+//!
+//! The values are taken into window order once; then each partition is
+//! folded by one of three loops, chosen by the frame's shape, none of which
+//! revisits a row more than the frame needs:
+//!
+//! ```text
+//! UNBOUNDED PRECEDING AND ..   one running fold forward (the end only grows)
+//! .. AND UNBOUNDED FOLLOWING   one running fold backward (the start only shrinks)
+//! n PRECEDING AND m FOLLOWING  a fold of the n + m + 1 rows of each frame
+//! ```
+//! Sums and counts add, min and max keep the extreme (numbers only), and
+//! avg divides a framed Float64 sum by a framed count.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, ArrowNativeTypeOp, AsArray, Int64Array, PrimitiveArray, UInt32Array,
+};
+use arrow::compute::{cast, take};
+use arrow::datatypes::{ArrowPrimitiveType, DataType, Float64Type, Int64Type};
+use arrow::downcast_primitive_array;
+use arrow::record_batch::RecordBatch;
+
+use super::window_aggregate::Spec;
+use crate::error::{Result, SlothError};
+use crate::expr::{AggFunc, RowsFrame};
+use crate::kernels::eval::evaluate_array;
+
+impl Spec<'_> {
+    /// Each row with the aggregate of the rows of its ROWS `frame`.
+    pub fn framed(&self, frame: RowsFrame) -> Result<Vec<RecordBatch>> {
+        let in_order = |a: &ArrayRef| -> Result<ArrayRef> {
+            Ok(take(a, &UInt32Array::from(self.order.to_vec()), None)?)
+        };
+        let value = || in_order(&evaluate_array(&self.args[0], self.all)?);
+        // Non-null values per row, framed: a count (0 over an empty
+        // frame), and avg's divisor.
+        let counts = |value: Option<&ArrayRef>| -> Result<ArrayRef> {
+            let ones: Int64Array = (0..self.order.len())
+                .map(|i| Some(i64::from(value.is_none_or(|v| v.is_valid(i)))))
+                .collect();
+            let counts = fold(
+                &(Arc::new(ones) as ArrayRef),
+                self.starts,
+                frame,
+                AggFunc::Sum,
+            )?;
+            let counts: Int64Array = counts
+                .as_primitive::<Int64Type>()
+                .iter()
+                .map(|c| Some(c.unwrap_or(0)))
+                .collect();
+            Ok(Arc::new(counts) as ArrayRef)
+        };
+        let column = match self.func {
+            AggFunc::CountStar => counts(None)?,
+            AggFunc::Count => counts(Some(&value()?))?,
+            AggFunc::Sum | AggFunc::Min | AggFunc::Max => {
+                let per_row = cast(&value()?, self.out_type())?;
+                fold(&per_row, self.starts, frame, self.func)?
+            }
+            AggFunc::Mean => {
+                let value = value()?;
+                let sums = fold(
+                    &cast(&value, &DataType::Float64)?,
+                    self.starts,
+                    frame,
+                    AggFunc::Sum,
+                )?;
+                let counts = counts(Some(&value))?;
+                let (sums, counts) = (
+                    sums.as_primitive::<Float64Type>(),
+                    counts.as_primitive::<Int64Type>(),
+                );
+                let means: PrimitiveArray<Float64Type> = (0..sums.len())
+                    .map(|i| {
+                        (sums.is_valid(i) && counts.value(i) > 0)
+                            .then(|| sums.value(i) / counts.value(i) as f64)
+                    })
+                    .collect();
+                Arc::new(means)
+            }
+            other => {
+                return Err(SlothError::unsupported(format!(
+                    "{}() over a ROWS frame (sum, count, min, max and avg are supported)",
+                    other.name()
+                )));
+            }
+        };
+        let column = crate::kernels::cast_if_needed(&column, self.out_type())?;
+        self.emit(column)
+    }
+}
+
+/// `func` (sum, min or max) folded over each row's frame of `values` (in
+/// window order; partition `g` at `starts[g]..starts[g + 1]`), nulls
+/// skipped; null where the frame holds no value.
+fn fold(values: &ArrayRef, starts: &[usize], frame: RowsFrame, func: AggFunc) -> Result<ArrayRef> {
+    downcast_primitive_array!(
+        values => Ok(Arc::new(match func {
+            AggFunc::Min => fold_frames(values, starts, frame, |a, b| if b < a { b } else { a }),
+            AggFunc::Max => fold_frames(values, starts, frame, |a, b| if b > a { b } else { a }),
+            _ => fold_frames(values, starts, frame, |a, b| a.add_wrapping(b)),
+        }) as ArrayRef),
+        t => Err(SlothError::unsupported(format!(
+            "{}() of {t} over a ROWS frame",
+            func.name()
+        )))
+    )
+}
+
+fn fold_frames<T: ArrowPrimitiveType>(
+    values: &PrimitiveArray<T>,
+    starts: &[usize],
+    frame: RowsFrame,
+    op: impl Fn(T::Native, T::Native) -> T::Native,
+) -> PrimitiveArray<T> {
+    let get = |j: usize| values.is_valid(j).then(|| values.value(j));
+    let combine = |acc: Option<T::Native>, v: Option<T::Native>| match (acc, v) {
+        (Some(a), Some(b)) => Some(op(a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    };
+    let mut out: Vec<Option<T::Native>> = vec![None; values.len()];
+    for w in starts.windows(2) {
+        let (first, end) = (w[0], w[1]);
+        // Row i's frame, as positions lo..hi, cut to the partition.
+        let at =
+            |i: usize, offset: isize| (i as isize + offset).clamp(first as isize, end as isize);
+        let lo = |i: usize| frame.start.map_or(first, |o| at(i, o) as usize);
+        let hi = |i: usize| frame.end.map_or(end, |o| at(i, o + 1) as usize);
+        match (frame.start, frame.end) {
+            (None, _) => {
+                let (mut acc, mut upto) = (None, first);
+                for (i, slot) in out[first..end].iter_mut().enumerate() {
+                    while upto < hi(first + i) {
+                        acc = combine(acc, get(upto));
+                        upto += 1;
+                    }
+                    *slot = acc;
+                }
+            }
+            (Some(_), None) => {
+                let (mut acc, mut from) = (None, end);
+                for i in (first..end).rev() {
+                    while from > lo(i) {
+                        from -= 1;
+                        acc = combine(acc, get(from));
+                    }
+                    out[i] = acc;
+                }
+            }
+            (Some(_), Some(_)) => {
+                for (i, slot) in out[first..end].iter_mut().enumerate() {
+                    let i = first + i;
+                    *slot = (lo(i)..hi(i).max(lo(i))).fold(None, |acc, j| combine(acc, get(j)));
+                }
+            }
+        }
+    }
+    PrimitiveArray::<T>::from_iter(out).with_data_type(values.data_type().clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(
+        values: &[Option<i64>],
+        starts: &[usize],
+        start: Option<isize>,
+        end: Option<isize>,
+        func: AggFunc,
+    ) -> Vec<Option<i64>> {
+        let a: ArrayRef = Arc::new(Int64Array::from(values.to_vec()));
+        let out = fold(&a, starts, RowsFrame { start, end }, func).unwrap();
+        out.as_primitive::<Int64Type>().iter().collect()
+    }
+
+    #[test]
+    fn each_frame_shape_folds_its_rows_within_the_partition() {
+        // Two partitions: [1, 2, null, 4] and [10, 20].
+        let v = [Some(1), Some(2), None, Some(4), Some(10), Some(20)];
+        let starts = [0, 4, 6];
+        let sum = AggFunc::Sum;
+        // 1 PRECEDING AND 1 FOLLOWING
+        assert_eq!(
+            framed(&v, &starts, Some(-1), Some(1), sum),
+            [Some(3), Some(3), Some(6), Some(4), Some(30), Some(30)]
+        );
+        // UNBOUNDED PRECEDING AND CURRENT ROW
+        assert_eq!(
+            framed(&v, &starts, None, Some(0), sum),
+            [Some(1), Some(3), Some(3), Some(7), Some(10), Some(30)]
+        );
+        // CURRENT ROW AND UNBOUNDED FOLLOWING
+        assert_eq!(
+            framed(&v, &starts, Some(0), None, sum),
+            [Some(7), Some(6), Some(4), Some(4), Some(30), Some(20)]
+        );
+        // 2 PRECEDING AND 1 PRECEDING: empty on each partition's first row.
+        assert_eq!(
+            framed(&v, &starts, Some(-2), Some(-1), AggFunc::Max),
+            [None, Some(1), Some(2), Some(2), None, Some(10)]
+        );
+        // UNBOUNDED PRECEDING AND 1 PRECEDING
+        assert_eq!(
+            framed(&v, &starts, None, Some(-1), AggFunc::Min),
+            [None, Some(1), Some(1), Some(1), None, Some(10)]
+        );
+        // 1 FOLLOWING AND UNBOUNDED FOLLOWING
+        assert_eq!(
+            framed(&v, &starts, Some(1), None, sum),
+            [Some(6), Some(4), Some(4), None, Some(20), None]
+        );
+        // UNBOUNDED both ways: the whole partition.
+        assert_eq!(
+            framed(&v, &starts, None, None, sum),
+            [Some(7), Some(7), Some(7), Some(7), Some(30), Some(30)]
+        );
+    }
+}
