@@ -30,6 +30,18 @@ fn ctx(options: OptimizerOptions) -> SqlContext {
     common::tpch_context(options)
 }
 
+/// Each query fails, when planned or run, with an error that says `what`.
+fn assert_refused(c: &SqlContext, cases: &[(&str, &str)]) {
+    for (sql, what) in cases {
+        let e = c
+            .sql(sql)
+            .and_then(|lf| lf.collect())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what), "{sql}: {e}");
+    }
+}
+
 fn query(name: &str) -> String {
     std::fs::read_to_string(format!(
         "{}/queries/tpch/{name}.sql",
@@ -678,28 +690,24 @@ fn date_trunc_and_concat() {
         q("select concat('a', null, 1, 2.5), 'a' || null, concat(null)"),
         vec!["a12.5|null|"]
     );
-    for (sql, what) in [
-        (
-            "select date_trunc('fortnight', o_orderdate) from orders",
-            "not one of year, quarter, month, week, day",
-        ),
-        (
-            "select date_trunc('month', o_totalprice) from orders",
-            "needs a date",
-        ),
-        (
-            "select date_trunc(o_comment, o_orderdate) from orders",
-            "constant unit",
-        ),
-        ("select concat() from orders", "at least one argument"),
-    ] {
-        let e = c
-            .sql(sql)
-            .and_then(|lf| lf.collect())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains(what), "{sql}: {e}");
-    }
+    assert_refused(
+        &c,
+        &[
+            (
+                "select date_trunc('fortnight', o_orderdate) from orders",
+                "not one of year, quarter, month, week, day",
+            ),
+            (
+                "select date_trunc('month', o_totalprice) from orders",
+                "needs a date",
+            ),
+            (
+                "select date_trunc(o_comment, o_orderdate) from orders",
+                "constant unit",
+            ),
+            ("select concat() from orders", "at least one argument"),
+        ],
+    );
 }
 
 /// `lag/lead(x, n, default)`: the default where the offset leaves the
@@ -757,39 +765,35 @@ fn rows_frames_aggregate_their_rows() {
             "select n_nationkey, count(*) over ({w}) from nation order by 1"
         ))
     );
-    for (sql, what) in [
-        (
-            "select sum(n_nationkey) over (order by n_name rows between 2 following and 1 following) from nation",
-            "starts after it ends",
-        ),
-        (
-            "select sum(n_nationkey) over (rows between 1 preceding and current row) from nation",
-            "needs ORDER BY",
-        ),
-        (
-            "select sum(n_nationkey) over (order by n_name range between 1 preceding and current row) from nation",
-            "RANGE frames other than",
-        ),
-        (
-            "select sum(n_nationkey) over (order by n_name rows between unbounded following and current row) from nation",
-            "cannot start at UNBOUNDED FOLLOWING",
-        ),
-        (
-            "select sum(n_nationkey) over (order by n_name rows between n_nationkey preceding and current row) from nation",
-            "non-negative integer constant",
-        ),
-        (
-            "select median(n_nationkey) over (order by n_name rows 1 preceding) from nation",
-            "median",
-        ),
-    ] {
-        let e = c
-            .sql(sql)
-            .and_then(|lf| lf.collect())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains(what), "{sql}: {e}");
-    }
+    assert_refused(
+        &c,
+        &[
+            (
+                "select sum(n_nationkey) over (order by n_name rows between 2 following and 1 following) from nation",
+                "starts after it ends",
+            ),
+            (
+                "select sum(n_nationkey) over (rows between 1 preceding and current row) from nation",
+                "needs ORDER BY",
+            ),
+            (
+                "select sum(n_nationkey) over (order by n_name range between 1 preceding and current row) from nation",
+                "RANGE frames other than",
+            ),
+            (
+                "select sum(n_nationkey) over (order by n_name rows between unbounded following and current row) from nation",
+                "cannot start at UNBOUNDED FOLLOWING",
+            ),
+            (
+                "select sum(n_nationkey) over (order by n_name rows between n_nationkey preceding and current row) from nation",
+                "non-negative integer constant",
+            ),
+            (
+                "select median(n_nationkey) over (order by n_name rows 1 preceding) from nation",
+                "median",
+            ),
+        ],
+    );
 }
 
 /// `LIKE ... ESCAPE 'x'`: the escape character makes the next one literal,
@@ -809,24 +813,20 @@ fn like_escape_makes_wildcards_literal() {
         q("select count(*) from nation where n_name like '%!_%' escape '!'"),
         vec!["0"]
     );
-    for (sql, what) in [
-        (
-            "select 'a' like 'a!' escape '!'",
-            "ends with its escape character",
-        ),
-        ("select 'a' like 'a' escape '!!'", "one-character constant"),
-        (
-            "select n_name like n_comment escape '!' from nation",
-            "not a constant",
-        ),
-    ] {
-        let e = c
-            .sql(sql)
-            .and_then(|lf| lf.collect())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains(what), "{sql}: {e}");
-    }
+    assert_refused(
+        &c,
+        &[
+            (
+                "select 'a' like 'a!' escape '!'",
+                "ends with its escape character",
+            ),
+            ("select 'a' like 'a' escape '!!'", "one-character constant"),
+            (
+                "select n_name like n_comment escape '!' from nation",
+                "not a constant",
+            ),
+        ],
+    );
 }
 
 /// Scalar subqueries give one value per outer row: a count of no rows is
@@ -876,35 +876,31 @@ fn scalar_subqueries_yield_exactly_one_value_per_outer_row() {
             "select r, count(*), 5 from (select (select r_name from region where r_regionkey = n_regionkey) r from nation) t group by r order by 1"
         )
     );
-    for (sql, what) in [
-        (
-            "select n_name from nation where n_regionkey = (select r_regionkey from region)",
-            "more than one row",
-        ),
-        (
-            "select count(*), (select r_name from region where r_regionkey = n_regionkey) from nation",
-            "must appear in GROUP BY",
-        ),
-        (
-            "select n_name, (select r_name from region where r_regionkey < n_regionkey) from nation",
-            "not an equality",
-        ),
-        (
-            "select n_name, (select n2.n_name from nation n2 where n2.n_regionkey = nation.n_regionkey) from nation",
-            "more than one row",
-        ),
-        (
-            "select (select count(*) + 1 from region where r_regionkey = n_regionkey) from nation",
-            "computing over count()",
-        ),
-    ] {
-        let e = c
-            .sql(sql)
-            .and_then(|lf| lf.collect())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains(what), "{sql}: {e}");
-    }
+    assert_refused(
+        &c,
+        &[
+            (
+                "select n_name from nation where n_regionkey = (select r_regionkey from region)",
+                "more than one row",
+            ),
+            (
+                "select count(*), (select r_name from region where r_regionkey = n_regionkey) from nation",
+                "must appear in GROUP BY",
+            ),
+            (
+                "select n_name, (select r_name from region where r_regionkey < n_regionkey) from nation",
+                "not an equality",
+            ),
+            (
+                "select n_name, (select n2.n_name from nation n2 where n2.n_regionkey = nation.n_regionkey) from nation",
+                "more than one row",
+            ),
+            (
+                "select (select count(*) + 1 from region where r_regionkey = n_regionkey) from nation",
+                "computing over count()",
+            ),
+        ],
+    );
 }
 
 /// sqlparser parses clauses sloth does not run; each must be refused by

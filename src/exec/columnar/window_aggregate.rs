@@ -92,17 +92,7 @@ impl Spec<'_> {
                 let sums = combine_along(&sums, &restart, AggFunc::Sum)?;
                 let counts = self.aggregate(AggFunc::Count, &groups, n)?;
                 let counts = combine_along(&counts, &restart, AggFunc::Sum)?;
-                let (sums, counts) = (
-                    sums.as_primitive::<Float64Type>(),
-                    counts.as_primitive::<Int64Type>(),
-                );
-                let means: PrimitiveArray<Float64Type> = (0..n)
-                    .map(|i| {
-                        (sums.is_valid(i) && counts.value(i) > 0)
-                            .then(|| sums.value(i) / counts.value(i) as f64)
-                    })
-                    .collect();
-                Arc::new(means)
+                means(&sums, &counts)
             }
             other => {
                 return Err(SlothError::unsupported(format!(
@@ -152,6 +142,22 @@ impl Spec<'_> {
     pub(super) fn emit(&self, column: ArrayRef) -> Result<Vec<RecordBatch>> {
         super::window::with_column(self.all, self.order.to_vec(), column, self.schema)
     }
+}
+
+/// Float64 `sums` over Int64 `counts`, position by position: null where
+/// the count is 0 or the sum null.
+pub(super) fn means(sums: &ArrayRef, counts: &ArrayRef) -> ArrayRef {
+    let (sums, counts) = (
+        sums.as_primitive::<Float64Type>(),
+        counts.as_primitive::<Int64Type>(),
+    );
+    let means: PrimitiveArray<Float64Type> = (0..sums.len())
+        .map(|i| {
+            (sums.is_valid(i) && counts.value(i) > 0)
+                .then(|| sums.value(i) / counts.value(i) as f64)
+        })
+        .collect();
+    Arc::new(means)
 }
 
 /// Combines `per_group` values along each partition (a partition starts

@@ -20,11 +20,11 @@ use arrow::array::{
     Array, ArrayRef, ArrowNativeTypeOp, AsArray, Int64Array, PrimitiveArray, UInt32Array,
 };
 use arrow::compute::{cast, take};
-use arrow::datatypes::{ArrowPrimitiveType, DataType, Float64Type, Int64Type};
+use arrow::datatypes::{ArrowPrimitiveType, DataType, Int64Type};
 use arrow::downcast_primitive_array;
 use arrow::record_batch::RecordBatch;
 
-use super::window_aggregate::Spec;
+use super::window_aggregate::{Spec, means};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, RowsFrame};
 use crate::kernels::eval::evaluate_array;
@@ -70,18 +70,7 @@ impl Spec<'_> {
                     frame,
                     AggFunc::Sum,
                 )?;
-                let counts = counts(Some(&value))?;
-                let (sums, counts) = (
-                    sums.as_primitive::<Float64Type>(),
-                    counts.as_primitive::<Int64Type>(),
-                );
-                let means: PrimitiveArray<Float64Type> = (0..sums.len())
-                    .map(|i| {
-                        (sums.is_valid(i) && counts.value(i) > 0)
-                            .then(|| sums.value(i) / counts.value(i) as f64)
-                    })
-                    .collect();
-                Arc::new(means)
+                means(&sums, &counts(Some(&value))?)
             }
             other => {
                 return Err(SlothError::unsupported(format!(

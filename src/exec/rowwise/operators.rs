@@ -562,11 +562,7 @@ impl WindowOp {
         keyed: Vec<(Row, Row, Row)>,
     ) -> Result<Vec<Row>> {
         let mut out = Vec::with_capacity(keyed.len());
-        let mut start = 0;
-        while start < keyed.len() {
-            let end = (start..keyed.len())
-                .find(|&i| keyed[i].0 != keyed[start].0)
-                .unwrap_or(keyed.len());
+        for (start, end) in partitions(&keyed) {
             let bound = |i: usize, offset: isize| {
                 (i as isize + offset).clamp(start as isize, end as isize) as usize
             };
@@ -575,20 +571,24 @@ impl WindowOp {
                 let hi = frame.end.map_or(end, |o| bound(i, o + 1));
                 let mut acc = RowAcc::new(func, false);
                 for (_, _, row) in &keyed[lo..hi.max(lo)] {
-                    let args = self
-                        .args
-                        .iter()
-                        .map(|a| eval(a, row, &self.schema))
-                        .collect::<Result<Vec<_>>>()?;
-                    acc.update(&args)?;
+                    self.update(&mut acc, row)?;
                 }
                 let mut r = keyed[i].2.clone();
                 r.push(acc.finish());
                 out.push(r);
             }
-            start = end;
         }
         Ok(out)
+    }
+
+    /// Adds `row`'s arguments to `acc`.
+    fn update(&self, acc: &mut RowAcc, row: &Row) -> Result<()> {
+        let args = self
+            .args
+            .iter()
+            .map(|a| eval(a, row, &self.schema))
+            .collect::<Result<Vec<_>>>()?;
+        acc.update(&args)
     }
 
     /// Each row of `keyed` (partition key, order key, row; sorted by
@@ -602,11 +602,7 @@ impl WindowOp {
         running: bool,
     ) -> Result<Vec<Row>> {
         let mut out = Vec::with_capacity(keyed.len());
-        let mut start = 0;
-        while start < keyed.len() {
-            let end = (start..keyed.len())
-                .find(|&i| keyed[i].0 != keyed[start].0)
-                .unwrap_or(keyed.len());
+        for (start, end) in partitions(&keyed) {
             let mut acc = RowAcc::new(func, false);
             let mut peers_start = start;
             while peers_start < end {
@@ -618,12 +614,7 @@ impl WindowOp {
                     end
                 };
                 for (_, _, row) in &keyed[peers_start..peers_end] {
-                    let args = self
-                        .args
-                        .iter()
-                        .map(|a| eval(a, row, &self.schema))
-                        .collect::<Result<Vec<_>>>()?;
-                    acc.update(&args)?;
+                    self.update(&mut acc, row)?;
                 }
                 let value = acc.finish();
                 for (_, _, row) in &keyed[peers_start..peers_end] {
@@ -633,8 +624,23 @@ impl WindowOp {
                 }
                 peers_start = peers_end;
             }
-            start = end;
         }
         Ok(out)
     }
+}
+
+/// The partitions of `keyed` (sorted by partition key, the first of each
+/// triple), as `start..end` ranges.
+fn partitions(keyed: &[(Row, Row, Row)]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        (start < keyed.len()).then(|| {
+            let end = (start..keyed.len())
+                .find(|&i| keyed[i].0 != keyed[start].0)
+                .unwrap_or(keyed.len());
+            let range = (start, end);
+            start = end;
+            range
+        })
+    })
 }
