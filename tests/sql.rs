@@ -650,8 +650,8 @@ fn intersect_and_except_compare_whole_rows_with_nulls_equal() {
     );
     for (sql, what) in [
         (
-            "select n_regionkey from nation intersect all select 1",
-            "INTERSECT ALL",
+            "select n_regionkey from nation intersect by name select 1",
+            "INTERSECT BY NAME",
         ),
         (
             "select n_regionkey, n_name from nation except select 1",
@@ -793,6 +793,44 @@ fn rows_frames_aggregate_their_rows() {
                 "median",
             ),
         ],
+    );
+}
+
+/// INTERSECT ALL and EXCEPT ALL keep duplicates: a row `l` times on the
+/// left and `r` on the right comes out min(l, r) or max(l - r, 0) times,
+/// nulls equal to nulls. Nations 0-9 are in regions 0,1,1,1,4,0,3,3,2,2.
+#[test]
+fn intersect_all_and_except_all_count_copies() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    let first_ten = "select n_regionkey from nation where n_nationkey < 10";
+    assert_eq!(
+        q(&format!(
+            "select n_regionkey from nation intersect all {first_ten} order by 1"
+        )),
+        ["0", "0", "1", "1", "1", "2", "2", "3", "3", "4"]
+    );
+    assert_eq!(
+        q(&format!(
+            "select n_regionkey from nation except all {first_ten} order by 1"
+        )),
+        [
+            "0", "0", "0", "1", "1", "2", "2", "2", "3", "3", "3", "4", "4", "4", "4"
+        ]
+    );
+    // Without ALL, one copy each; EXCEPT of a side with every region: none.
+    assert_eq!(
+        q(&format!(
+            "select n_regionkey from nation intersect {first_ten} order by 1"
+        )),
+        ["0", "1", "2", "3", "4"]
+    );
+    // Nulls: 9 on the left, 4 on the right; ones: 8 and 4.
+    assert_eq!(
+        q(
+            "select case when n_nationkey % 3 = 0 then null else n_nationkey % 2 end k from nation intersect all select case when n_nationkey % 2 = 0 then null else 1 end from nation where n_nationkey < 8 order by 1"
+        ),
+        ["1", "1", "1", "1", "null", "null", "null", "null"]
     );
 }
 

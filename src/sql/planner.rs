@@ -280,19 +280,18 @@ impl<'a> QueryPlanner<'a> {
                 set_quantifier,
                 right,
             } => {
-                if !matches!(
-                    set_quantifier,
-                    SetQuantifier::Distinct | SetQuantifier::None
-                ) {
-                    return Err(SlothError::unsupported(format!("{op} {set_quantifier}")));
-                }
                 let l = self.plan_set_expr(left)?;
                 let r = self.plan_set_expr(right)?;
-                super::set_operations::intersect_or_except(
-                    l,
-                    r,
-                    !matches!(op, SetOperator::Intersect),
-                )
+                let except = !matches!(op, SetOperator::Intersect);
+                match set_quantifier {
+                    SetQuantifier::Distinct | SetQuantifier::None => {
+                        super::set_operations::intersect_or_except(l, r, except)
+                    }
+                    SetQuantifier::All => {
+                        super::set_operations::intersect_or_except_all(l, r, except)
+                    }
+                    other => Err(SlothError::unsupported(format!("{op} {other}"))),
+                }
             }
             other => Err(SlothError::unsupported(format!(
                 "query form '{}'",

@@ -12,14 +12,46 @@
 //!                       Aggregate keys=[cols] aggs=[sum(side = 1) AS __left, sum(side = 2) AS __right]
 //!                         Union [Project [cols, 1 AS __side] a, Project [cols, 2 AS __side] b]
 //! ```
+//!
+//! The ALL forms keep duplicates: each side numbers the copies of each row
+//! (`row_number() OVER (PARTITION BY every column)`), and the distinct
+//! operation runs on (row, copy number). A row `l` times on the left and
+//! `r` on the right keeps copies `1..=min(l, r)` (INTERSECT ALL) or
+//! `r + 1..=l` (EXCEPT ALL).
 
 use std::sync::Arc;
 
 use crate::error::{Result, SlothError};
-use crate::expr::{Expr, col, lit, when};
+use crate::expr::{Expr, WindowFunc, col, lit, when};
 use crate::plan::LogicalPlan;
 
 const SIDE: &str = "__side";
+const COPY: &str = "__copy";
+
+/// `left INTERSECT ALL right` or `left EXCEPT ALL right`.
+pub(super) fn intersect_or_except_all(
+    left: LogicalPlan,
+    right: LogicalPlan,
+    except: bool,
+) -> Result<LogicalPlan> {
+    let names = left.column_names()?;
+    let numbered = |plan: LogicalPlan| -> Result<LogicalPlan> {
+        let partition_by = plan
+            .column_names()?
+            .iter()
+            .map(|n| col(n.as_str()))
+            .collect();
+        Ok(LogicalPlan::Window {
+            input: Arc::new(plan),
+            exprs: vec![Expr::over(WindowFunc::RowNumber, partition_by, vec![]).alias(COPY)],
+        })
+    };
+    let distinct = intersect_or_except(numbered(left)?, numbered(right)?, except)?;
+    Ok(LogicalPlan::Project {
+        input: Arc::new(distinct),
+        exprs: names.iter().map(|n| col(n.as_str())).collect(),
+    })
+}
 
 /// `left INTERSECT right` (`except == false`) or `left EXCEPT right`, both
 /// DISTINCT; output columns are named after `left`'s.
