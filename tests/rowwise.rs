@@ -313,3 +313,17 @@ fn rows_frames_of_every_shape() {
         );
     }
 }
+
+/// INTERSECT ALL / EXCEPT ALL (copies numbered by a window, then grouped)
+/// in both executors.
+#[test]
+fn intersect_all_and_except_all() {
+    for op in ["intersect all", "except all"] {
+        check(
+            &format!(
+                "select o_orderstatus, o_orderpriority from orders {op} select o_orderstatus, o_orderpriority from orders where o_orderkey % 3 = 0"
+            ),
+            op,
+        );
+    }
+}
