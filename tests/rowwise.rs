@@ -307,7 +307,7 @@ fn rows_frames_of_every_shape() {
     ] {
         check(
             &format!(
-                "select o_orderkey, sum({price}) over ({window} {frame}) s, avg({price}) over ({window} {frame}) a, count({price}) over ({window} {frame}) c, count(*) over ({window} {frame}) n, min(o_shippriority + o_orderkey % 7) over ({window} {frame}) lo, max(cast({price} as double)) over ({window} {frame}) hi from orders"
+                "select o_orderkey, sum({price}) over ({window} {frame}) s, avg({price}) over ({window} {frame}) a, count({price}) over ({window} {frame}) c, count(*) over ({window} {frame}) n, min(o_shippriority + o_orderkey % 7) over ({window} {frame}) lo, max(cast({price} as double)) over ({window} {frame}) hi, min(case when o_orderkey % 5 = 0 then null else o_clerk end) over ({window} {frame}) first_clerk, max(o_orderpriority) over ({window} {frame}) best from orders"
             ),
             label,
         );

@@ -11,8 +11,9 @@
 //! .. AND UNBOUNDED FOLLOWING   one running fold backward (the start only shrinks)
 //! n PRECEDING AND m FOLLOWING  a fold of the n + m + 1 rows of each frame
 //! ```
-//! Sums and counts add, min and max keep the extreme (numbers only), and
-//! avg divides a framed Float64 sum by a framed count.
+//! Sums and counts add, min and max keep the extreme (of strings too,
+//! compared as arrow rows), and avg divides a framed Float64 sum by a
+//! framed count.
 
 use std::sync::Arc;
 
@@ -23,6 +24,7 @@ use arrow::compute::{cast, take};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, Int64Type};
 use arrow::downcast_primitive_array;
 use arrow::record_batch::RecordBatch;
+use arrow::row::{RowConverter, SortField};
 
 use super::window_aggregate::{Spec, means};
 use crate::error::{Result, SlothError};
@@ -86,14 +88,27 @@ impl Spec<'_> {
 
 /// `func` (sum, min or max) folded over each row's frame of `values` (in
 /// window order; partition `g` at `starts[g]..starts[g + 1]`), nulls
-/// skipped; null where the frame holds no value.
+/// skipped; null where the frame holds no value. Numbers fold their
+/// values; min and max of other types (strings) fold row indices, compared
+/// as arrow rows.
 fn fold(values: &ArrayRef, starts: &[usize], frame: RowsFrame, func: AggFunc) -> Result<ArrayRef> {
     downcast_primitive_array!(
         values => Ok(Arc::new(match func {
-            AggFunc::Min => fold_frames(values, starts, frame, |a, b| if b < a { b } else { a }),
-            AggFunc::Max => fold_frames(values, starts, frame, |a, b| if b > a { b } else { a }),
-            _ => fold_frames(values, starts, frame, |a, b| a.add_wrapping(b)),
+            AggFunc::Min => fold_values(values, starts, frame, |a, b| if b < a { b } else { a }),
+            AggFunc::Max => fold_values(values, starts, frame, |a, b| if b > a { b } else { a }),
+            _ => fold_values(values, starts, frame, |a, b| a.add_wrapping(b)),
         }) as ArrayRef),
+        _ if matches!(func, AggFunc::Min | AggFunc::Max) => {
+            let converter = RowConverter::new(vec![SortField::new(values.data_type().clone())])?;
+            let rows = converter.convert_columns(std::slice::from_ref(values))?;
+            let max = func == AggFunc::Max;
+            let picks = fold_positions(values.len(), starts, frame, |j| values.is_valid(j).then_some(j), |a, b| {
+                let order = rows.row(b).cmp(&rows.row(a));
+                if (max && order.is_gt()) || (!max && order.is_lt()) { b } else { a }
+            });
+            let picks: UInt32Array = picks.into_iter().map(|p| p.map(|p| p as u32)).collect();
+            Ok(take(values, &picks, None)?)
+        }
         t => Err(SlothError::unsupported(format!(
             "{}() of {t} over a ROWS frame",
             func.name()
@@ -101,19 +116,34 @@ fn fold(values: &ArrayRef, starts: &[usize], frame: RowsFrame, func: AggFunc) ->
     )
 }
 
-fn fold_frames<T: ArrowPrimitiveType>(
+fn fold_values<T: ArrowPrimitiveType>(
     values: &PrimitiveArray<T>,
     starts: &[usize],
     frame: RowsFrame,
     op: impl Fn(T::Native, T::Native) -> T::Native,
 ) -> PrimitiveArray<T> {
     let get = |j: usize| values.is_valid(j).then(|| values.value(j));
-    let combine = |acc: Option<T::Native>, v: Option<T::Native>| match (acc, v) {
+    let out = fold_positions(values.len(), starts, frame, get, op);
+    PrimitiveArray::<T>::from_iter(out).with_data_type(values.data_type().clone())
+}
+
+/// `op` folded over the `get(j)` of each position's frame (`None`s
+/// skipped), partition by partition: one pass forward when the frame starts
+/// at the partition's start, one backward when it ends at the partition's
+/// end, else each frame's rows.
+fn fold_positions<A: Copy>(
+    len: usize,
+    starts: &[usize],
+    frame: RowsFrame,
+    get: impl Fn(usize) -> Option<A>,
+    op: impl Fn(A, A) -> A,
+) -> Vec<Option<A>> {
+    let combine = |acc: Option<A>, v: Option<A>| match (acc, v) {
         (Some(a), Some(b)) => Some(op(a, b)),
         (a, None) => a,
         (None, b) => b,
     };
-    let mut out: Vec<Option<T::Native>> = vec![None; values.len()];
+    let mut out: Vec<Option<A>> = vec![None; len];
     for w in starts.windows(2) {
         let (first, end) = (w[0], w[1]);
         // Row i's frame, as positions lo..hi, cut to the partition.
@@ -150,7 +180,7 @@ fn fold_frames<T: ArrowPrimitiveType>(
             }
         }
     }
-    PrimitiveArray::<T>::from_iter(out).with_data_type(values.data_type().clone())
+    out
 }
 
 #[cfg(test)]
