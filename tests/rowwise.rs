@@ -327,3 +327,21 @@ fn intersect_all_and_except_all() {
         );
     }
 }
+
+/// Several integer/date order keys, packed into one integer per row, with
+/// nulls, mixed directions and null placements: ranks, peers of running
+/// aggregates and ROWS frames agree across the executors.
+#[test]
+fn packed_order_keys_with_nulls_and_mixed_directions() {
+    let k1 = "case when o_orderkey % 4 = 0 then null else o_shippriority + o_orderkey % 3 end";
+    let k3 = "case when o_custkey % 5 = 0 then null else o_custkey end";
+    let window = format!(
+        "partition by o_orderstatus order by {k1} desc nulls first, o_orderdate, {k3} nulls last"
+    );
+    check(
+        &format!(
+            "select o_orderkey, rank() over ({window}) r, dense_rank() over ({window}) d, sum(o_totalprice) over ({window}) s, count(*) over ({window} rows between 3 preceding and 1 following) c from orders"
+        ),
+        "packed order keys",
+    );
+}
