@@ -1,6 +1,6 @@
 -- Over the tables of sql_diff.py --make-nulls DIR. Expected to differ (sloth follows PostgreSQL;
--- see the README): integer division, NULLs first under DESC. Expected refusals: a correlated
--- scalar subquery grouped by ordinal, > ALL, row values, non-equi outer join conditions.
+-- see the README): integer division, NULLs first under DESC. Expected refusals: > ALL, row
+-- values, non-equi outer join conditions.
 select count(*), count(a), count(s), count(dt), count(flag) from t
 select a, count(*), sum(b), min(c), max(d), avg(c) from t group by a order by a nulls first
 select s, count(*) from t group by s order by s nulls last limit 10

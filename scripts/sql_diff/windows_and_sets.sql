@@ -1,0 +1,22 @@
+-- Window frames, lag/lead defaults, concat, date_trunc, LIKE ESCAPE and
+-- INTERSECT/EXCEPT ALL over the --make-nulls tables (nulls in every column).
+-- Expected difference: date_trunc of a date is a date in sloth and a
+-- timestamp at midnight in DuckDB (the same day).
+select a, sum(c) over (partition by a order by b, dt rows between 2 preceding and 1 following) from t where b is not null
+select a, avg(d) over (partition by a order by dt, b rows 3 preceding) from t where b is not null and dt is not null
+select a, count(c) over (partition by a order by b rows between unbounded preceding and 1 preceding) from t where b is not null
+select a, min(s) over (partition by a order by b rows between current row and unbounded following) from t where b is not null
+select a, max(c) over (partition by a order by b rows between 1 following and 3 following) from t where b is not null
+select a, count(*) over (order by b, dt rows between unbounded preceding and unbounded following) from t
+select a, lag(c, 2, -1.0) over (partition by a order by b) from t where b is not null
+select a, lead(s, 1, 'none') over (partition by a order by b) from t where b is not null
+select a, b, rank() over (partition by a order by dt desc nulls first, b) from t where b is not null
+select concat(s, '-', a, d) from t
+select date_trunc('month', dt) from t
+select date_trunc('week', dt) from t
+select date_trunc('quarter', dt), count(*) from t group by 1
+select s from t where s like 'A!%%' escape '!'
+select a from t intersect all select k from u
+select a, s from t except all select k, v from u
+select a from t except all select k from u
+select a, s from t intersect all select w, v from u
