@@ -15,7 +15,7 @@ use arrow::record_batch::RecordBatch;
 
 use crate::error::{Result, SlothError};
 use crate::expr::{Operator, ScalarFunc};
-use crate::physical::expr::{Node, PhysicalExpr, literal_i64};
+use crate::physical::expr::{Node, PhysicalExpr, literal_i64, literal_string};
 
 use super::like::WildcardPattern;
 use super::strings;
@@ -403,12 +403,9 @@ fn function(
                 }
                 Replace => {
                     let constant = |e: &PhysicalExpr| -> Result<Option<String>> {
-                        let v = e.as_literal().ok_or_else(|| {
+                        literal_string(e).ok_or_else(|| {
                             SlothError::plan("replace() takes constant search and replacement")
-                        })?;
-                        let v = cast(v, &DataType::Utf8)?;
-                        let v = v.as_string::<i32>();
-                        Ok(v.is_valid(0).then(|| v.value(0).to_string()))
+                        })
                     };
                     match (constant(&args[1])?, constant(&args[2])?) {
                         (Some(from), Some(to)) => strings::map_str(&a, |s, buf| {

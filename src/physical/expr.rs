@@ -365,13 +365,8 @@ impl PhysicalExpr {
 
 /// The unit of `date_trunc(unit, date)`: a string constant naming one.
 pub fn date_trunc_unit(unit: &PhysicalExpr) -> Result<crate::kernels::date_trunc::TruncUnit> {
-    let name = unit
-        .as_literal()
-        .and_then(|a| arrow::compute::cast(a, &DataType::Utf8).ok())
-        .and_then(|a| {
-            let a = arrow::array::AsArray::as_string::<i32>(&a);
-            a.is_valid(0).then(|| a.value(0).to_string())
-        })
+    let name = literal_string(unit)
+        .flatten()
         .ok_or_else(|| SlothError::plan("date_trunc() takes a constant unit, such as 'month'"))?;
     crate::kernels::date_trunc::TruncUnit::parse(&name)
 }
@@ -624,6 +619,14 @@ pub fn literal_i64(e: &PhysicalExpr) -> Result<i64> {
         return Err(SlothError::plan("expected a non-null constant"));
     }
     Ok(a.value(0))
+}
+
+/// Reads a constant argument as text: `None` if it is no constant (or has
+/// no text form), `Some(None)` if it is a null.
+pub fn literal_string(e: &PhysicalExpr) -> Option<Option<String>> {
+    let a = arrow::compute::cast(e.as_literal()?, &DataType::Utf8).ok()?;
+    let a = arrow::array::AsArray::as_string::<i32>(&a);
+    Some(a.is_valid(0).then(|| a.value(0).to_string()))
 }
 
 use arrow::array::Array;

@@ -28,6 +28,11 @@ use crate::plan::LogicalPlan;
 const SIDE: &str = "__side";
 const COPY: &str = "__copy";
 
+/// Column references to `names`.
+fn columns(names: &[String]) -> Vec<Expr> {
+    names.iter().map(|n| col(n.as_str())).collect()
+}
+
 /// `left INTERSECT ALL right` or `left EXCEPT ALL right`.
 pub(super) fn intersect_or_except_all(
     left: LogicalPlan,
@@ -36,11 +41,7 @@ pub(super) fn intersect_or_except_all(
 ) -> Result<LogicalPlan> {
     let names = left.column_names()?;
     let numbered = |plan: LogicalPlan| -> Result<LogicalPlan> {
-        let partition_by = plan
-            .column_names()?
-            .iter()
-            .map(|n| col(n.as_str()))
-            .collect();
+        let partition_by = columns(&plan.column_names()?);
         Ok(LogicalPlan::Window {
             input: Arc::new(plan),
             exprs: vec![Expr::over(WindowFunc::RowNumber, partition_by, vec![]).alias(COPY)],
@@ -49,7 +50,7 @@ pub(super) fn intersect_or_except_all(
     let distinct = intersect_or_except(numbered(left)?, numbered(right)?, except)?;
     Ok(LogicalPlan::Project {
         input: Arc::new(distinct),
-        exprs: names.iter().map(|n| col(n.as_str())).collect(),
+        exprs: columns(&names),
     })
 }
 
@@ -71,7 +72,7 @@ pub(super) fn intersect_or_except(
         )));
     }
     let tagged = |plan: LogicalPlan, names: &[String], side: i64| {
-        let mut exprs: Vec<Expr> = names.iter().map(|n| col(n.as_str())).collect();
+        let mut exprs: Vec<Expr> = columns(names);
         exprs.push(lit(side).alias(SIDE));
         Arc::new(LogicalPlan::Project {
             input: Arc::new(plan),
@@ -89,7 +90,7 @@ pub(super) fn intersect_or_except(
     };
     let grouped = LogicalPlan::Aggregate {
         input: Arc::new(union),
-        keys: names.iter().map(|n| col(n.as_str())).collect(),
+        keys: columns(&names),
         aggs: vec![rows_of(1).alias("__left"), rows_of(2).alias("__right")],
     };
     let on_right = if except {
@@ -103,6 +104,6 @@ pub(super) fn intersect_or_except(
     };
     Ok(LogicalPlan::Project {
         input: Arc::new(kept),
-        exprs: names.iter().map(|n| col(n.as_str())).collect(),
+        exprs: columns(&names),
     })
 }

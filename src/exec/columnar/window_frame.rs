@@ -41,8 +41,9 @@ impl Spec<'_> {
         // Non-null values per row, framed: a count (0 over an empty
         // frame), and avg's divisor.
         let counts = |value: Option<&ArrayRef>| -> Result<ArrayRef> {
+            let nulls = value.and_then(|v| v.logical_nulls());
             let ones: Int64Array = (0..self.order.len())
-                .map(|i| Some(i64::from(value.is_none_or(|v| v.is_valid(i)))))
+                .map(|i| Some(i64::from(nulls.as_ref().is_none_or(|n| n.is_valid(i)))))
                 .collect();
             let counts = fold(
                 &(Arc::new(ones) as ArrayRef),
@@ -102,7 +103,9 @@ fn fold(values: &ArrayRef, starts: &[usize], frame: RowsFrame, func: AggFunc) ->
             let converter = RowConverter::new(vec![SortField::new(values.data_type().clone())])?;
             let rows = converter.convert_columns(std::slice::from_ref(values))?;
             let max = func == AggFunc::Max;
-            let picks = fold_positions(values.len(), starts, frame, |j| values.is_valid(j).then_some(j), |a, b| {
+            let nulls = values.logical_nulls();
+            let valid = |j: usize| nulls.as_ref().is_none_or(|n| n.is_valid(j));
+            let picks = fold_positions(values.len(), starts, frame, |j| valid(j).then_some(j), |a, b| {
                 let order = rows.row(b).cmp(&rows.row(a));
                 if (max && order.is_gt()) || (!max && order.is_lt()) { b } else { a }
             });
