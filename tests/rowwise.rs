@@ -345,3 +345,21 @@ fn packed_order_keys_with_nulls_and_mixed_directions() {
         "packed order keys",
     );
 }
+
+#[test]
+fn outer_joins_with_pair_filters_and_no_equality() {
+    for (i, sql) in [
+        "select n_name, r_name from nation left join region on n_regionkey = r_regionkey and n_nationkey < r_regionkey * 3",
+        "select n_name, r_name from nation full join region on n_regionkey = r_regionkey and r_name like 'A%'",
+        "select n_name, r_name from region right join nation on r_regionkey = n_regionkey and n_name > r_name",
+        "select n_nationkey, r_regionkey from nation left join region on n_nationkey < r_regionkey",
+        "select n_nationkey, r_regionkey from nation full join region on n_nationkey + 20 < r_regionkey * 5",
+        "select n_name from nation where exists (select 1 from region where r_regionkey > n_nationkey)",
+        "select n_name from nation where not exists (select 1 from region where r_regionkey > n_nationkey)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        check(sql, &format!("outer join {i}"));
+    }
+}

@@ -1129,3 +1129,71 @@ fn row_number_filters_keep_the_same_rows_as_a_full_window() {
         }
     }
 }
+
+/// An outer join's non-equality conditions decide which pairs match, not
+/// which rows survive: a row of the preserved side without a passing pair
+/// comes out once, null-extended. Checked against formulations that need
+/// no such join (inner joins, CASE, and counts of each part).
+#[test]
+fn outer_joins_keep_other_conditions_as_pair_filters() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // Every nation has its region, so the condition only nulls r_name.
+    assert_eq!(
+        q(
+            "select n_name, r_name from nation left join region on n_regionkey = r_regionkey and n_nationkey < r_regionkey * 3 order by 1"
+        ),
+        q(
+            "select n_name, case when n_nationkey < r_regionkey * 3 then r_name end from nation join region on n_regionkey = r_regionkey order by 1"
+        )
+    );
+    // A condition on the preserved side alone filters pairs too.
+    assert_eq!(
+        q(
+            "select n_name, r_name from nation left join region on n_regionkey = r_regionkey and n_name like 'A%' order by 1"
+        ),
+        q(
+            "select n_name, case when n_name like 'A%' then r_name end from nation join region on n_regionkey = r_regionkey order by 1"
+        )
+    );
+    // No equality at all: a nested-loop join. Region keys are 0..4.
+    assert_eq!(
+        q(
+            "select n_nationkey, count(r_regionkey) from nation left join region on n_nationkey < r_regionkey group by 1 order by 1"
+        ),
+        q(
+            "select n_nationkey, case when n_nationkey < 4 then 4 - n_nationkey else 0 end from nation order by 1"
+        )
+    );
+    // A full join is the matching pairs, then each side's rows without one.
+    let parts = q(
+        "select (select count(*) from nation, region where n_nationkey < r_regionkey) + (select count(*) from nation where not exists (select 1 from region where n_nationkey < r_regionkey)) + (select count(*) from region where not exists (select 1 from nation where n_nationkey < r_regionkey))",
+    );
+    assert_eq!(
+        q("select count(*) from nation full join region on n_nationkey < r_regionkey"),
+        parts
+    );
+    assert_eq!(
+        q(
+            "select count(*), count(n_name), count(r_name) from region right join nation on r_regionkey = n_regionkey and r_name <> 'ASIA'"
+        ),
+        q(
+            "select count(*), count(n_name), count(case when r_name <> 'ASIA' then 1 end) from nation join region on r_regionkey = n_regionkey"
+        )
+    );
+    // EXISTS correlated by its filter alone, or not at all.
+    assert_eq!(
+        q(
+            "select count(*) from nation where exists (select 1 from region where r_regionkey > n_nationkey)"
+        ),
+        q("select count(*) from nation where n_nationkey < 4")
+    );
+    assert_eq!(
+        q("select count(*) from nation where not exists (select 1 from region where r_name = 'MARS')"),
+        q("select count(*) from nation")
+    );
+    assert_eq!(
+        q("select count(*) from nation where exists (select 1 from region where r_name = 'MARS')"),
+        vec!["0"]
+    );
+}

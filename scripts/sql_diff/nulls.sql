@@ -1,6 +1,6 @@
 -- Over the tables of sql_diff.py --make-nulls DIR. Expected to differ (sloth follows PostgreSQL;
 -- see the README): integer division, NULLs first under DESC. Expected refusals: > ALL, row
--- values, non-equi outer join conditions.
+-- values.
 select count(*), count(a), count(s), count(dt), count(flag) from t
 select a, count(*), sum(b), min(c), max(d), avg(c) from t group by a order by a nulls first
 select s, count(*) from t group by s order by s nulls last limit 10
@@ -129,3 +129,12 @@ select count(*) from t full join u on t.a = u.k and u.v like 'v1%'
 select sum(w) from u where w > (select min(w) from u u2 where u2.v = u.v)
 select v from u group by v having count(*) > (select count(*) / 100 from u) order by v nulls first
 select count(*) from t where a = (select k from u limit 1)
+select count(*), count(u.k), count(t.a) from t left join u on t.a = u.k and t.c > u.w
+select t.a, count(u.k), sum(u.w) from t left join u on t.a = u.k and t.c > u.w group by 1 order by 1 nulls first
+select count(*), count(t.a), count(u.k) from t right join u on t.a = u.k and t.c < u.w
+select count(*), count(t.a), count(u.k) from t full join u on t.a = u.k and t.c < u.w and u.v like 'v1%'
+select count(*), count(u.k) from t left join u on t.a = u.k and t.a > 3
+select count(*), count(u.k) from t left join u on t.a < u.k and u.w > 40
+select count(*), count(t.a) from u left join t on u.k = t.a + 1 and t.flag and not (u.w < t.c)
+select count(*), count(u.k) from t left join u on true
+select count(*), count(t.a), count(u.k) from t full join u on t.a - 1 > u.k

@@ -21,7 +21,7 @@ use super::unsupported::{
     check_query, check_select, check_table_factor, check_wildcard, excluded_names,
 };
 use crate::error::{Result, SlothError};
-use crate::expr::{Expr, Operator, col};
+use crate::expr::{Expr, Operator, col, lit};
 use crate::plan::{JoinType, LogicalPlan, SortKey};
 
 /// One visible column: `qualifier.name`, called `internal` in the plan.
@@ -1087,8 +1087,9 @@ fn equi_pair(e: &Expr, left: &HashSet<String>, right: &HashSet<String>) -> Optio
 }
 
 /// Joins with the equi-conjuncts of `on` as keys; returns the join and the
-/// residual predicate (inner joins only: outer-join residuals on the
-/// non-preserved side are pushed into that side).
+/// residual predicate an inner join leaves for a filter above it. Other
+/// joins push conditions on their non-preserved side into that side and
+/// keep the rest as the join's pair filter.
 fn join_on(
     left: Arc<LogicalPlan>,
     lcols: &HashSet<String>,
@@ -1151,27 +1152,31 @@ fn join_on(
     } else {
         how
     };
-    if how != JoinType::Inner && how != JoinType::Cross && !residual.is_empty() {
-        return Err(SlothError::unsupported(format!(
-            "{how:?} join condition '{}' that is not an equality between the two sides",
-            Expr::conjunction(residual).expect("non-empty")
-        )));
+    if matches!(how, JoinType::Inner | JoinType::Cross) {
+        let how = if left_on.is_empty() {
+            JoinType::Cross
+        } else {
+            JoinType::Inner
+        };
+        let j = LogicalPlan::Join {
+            left,
+            right,
+            left_on,
+            right_on,
+            how,
+            filter: None,
+        };
+        return Ok((Arc::new(j), Expr::conjunction(residual)));
     }
-    if how != JoinType::Cross && left_on.is_empty() {
-        if how == JoinType::Inner {
-            let j = LogicalPlan::Join {
-                left,
-                right,
-                left_on,
-                right_on,
-                how: JoinType::Cross,
-                filter: None,
-            };
-            return Ok((Arc::new(j), Expr::conjunction(residual)));
-        }
-        return Err(SlothError::unsupported(format!(
-            "{how:?} join without an equality condition"
-        )));
+    // An outer, semi or anti join keeps its other conditions as the join's
+    // pair filter: a pair that fails it is no match (the preserved side's
+    // row then comes out null-extended), where a filter above the join
+    // would drop the row.
+    if left_on.is_empty() {
+        // No equality: every pair is a candidate (a nested-loop join, as a
+        // hash join on one constant key).
+        left_on.push(lit(true));
+        right_on.push(lit(true));
     }
     let j = LogicalPlan::Join {
         left,
@@ -1179,9 +1184,9 @@ fn join_on(
         left_on,
         right_on,
         how,
-        filter: None,
+        filter: Expr::conjunction(residual),
     };
-    Ok((Arc::new(j), Expr::conjunction(residual)))
+    Ok((Arc::new(j), None))
 }
 
 /// Resolves names in the FROM scope first and then among the select

@@ -151,12 +151,13 @@ impl SelectResolver<'_, '_> {
         match c {
             ast::Expr::Exists { subquery, negated } => {
                 let sq = self.planner.plan_subquery(subquery, self.scope)?;
-                if sq.keys.is_empty() {
-                    return Err(SlothError::unsupported(
-                        "EXISTS without an equality to the outer query",
-                    ));
-                }
-                let (left_on, right_on) = sq.keys.into_iter().unzip();
+                let (left_on, right_on) = if sq.keys.is_empty() {
+                    // Uncorrelated, or correlated by its filter alone: every
+                    // (outer, inner) pair is a candidate, one constant key.
+                    (vec![lit(true)], vec![lit(true)])
+                } else {
+                    sq.keys.into_iter().unzip()
+                };
                 let how = if *negated {
                     JoinType::Anti
                 } else {
