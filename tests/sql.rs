@@ -1189,7 +1189,9 @@ fn outer_joins_keep_other_conditions_as_pair_filters() {
         q("select count(*) from nation where n_nationkey < 4")
     );
     assert_eq!(
-        q("select count(*) from nation where not exists (select 1 from region where r_name = 'MARS')"),
+        q(
+            "select count(*) from nation where not exists (select 1 from region where r_name = 'MARS')"
+        ),
         q("select count(*) from nation")
     );
     assert_eq!(

@@ -68,6 +68,9 @@ fn plan_for(how: JoinType, probe_is_left: bool) -> Plan {
     }
 }
 
+/// Candidate pairs a probe batch gathers before applying the pair filter.
+const PAIR_CHUNK: usize = 1 << 16;
+
 /// The hash table on the build side, shared by the threads that probe it.
 pub struct JoinTable<'a> {
     plan: Plan,
@@ -78,11 +81,36 @@ pub struct JoinTable<'a> {
     prefiltered: bool,
     matched: Vec<AtomicBool>,
     probe_keys: &'a [PhysicalExpr],
-    filter: Option<&'a PhysicalExpr>,
+    filter: Option<PairFilter>,
     output: Option<&'a [usize]>,
     schema: &'a SchemaRef,
-    pair_schema: SchemaRef,
     probe_schema: SchemaRef,
+}
+
+/// A join's condition beyond its keys, over the pair columns it reads
+/// (gathering only those for each candidate pair).
+struct PairFilter {
+    /// The condition, over `schema`.
+    expr: PhysicalExpr,
+    /// Positions of its columns among the pair's (left then right).
+    columns: Vec<usize>,
+    /// Those columns' fields.
+    schema: SchemaRef,
+}
+
+impl PairFilter {
+    fn new(expr: &PhysicalExpr, pair_schema: &SchemaRef) -> Result<Self> {
+        let mut columns = expr.columns();
+        columns.sort_unstable();
+        columns.dedup();
+        let schema = Arc::new(pair_schema.project(&columns)?);
+        let expr = expr.remap_columns(&|c| columns.binary_search(&c).expect("a filter column"));
+        Ok(PairFilter {
+            expr,
+            columns,
+            schema,
+        })
+    }
 }
 
 /// What a join emits: the positions of its emitted columns in the full
@@ -106,7 +134,7 @@ impl<'a> JoinTable<'a> {
         probe: &JoinSide<'a>,
         build_is_left: bool,
         how: JoinType,
-        filter: Option<&'a PhysicalExpr>,
+        filter: Option<&PhysicalExpr>,
         (output, schema): JoinOutput<'a>,
     ) -> Result<Self> {
         let plan = plan_for(how, !build_is_left);
@@ -143,10 +171,11 @@ impl<'a> JoinTable<'a> {
             prefiltered: false,
             matched,
             probe_keys: probe.keys,
-            filter,
+            filter: filter
+                .map(|f| PairFilter::new(f, &pair_schema))
+                .transpose()?,
             output,
             schema,
-            pair_schema,
             probe_schema: probe.schema.clone(),
         })
     }
@@ -203,6 +232,11 @@ impl<'a> JoinTable<'a> {
             Some(semi) if plan.probe_is_left && self.filter.is_none() => Some(semi),
             _ => None,
         };
+        // Pairs before `checked` passed the pair filter. Candidates are
+        // filtered every PAIR_CHUNK pairs, so that a key shared by many
+        // rows (a nested-loop join's one constant key) never holds more
+        // than that many unfiltered pairs in memory.
+        let mut checked = 0;
         for (i, &b) in first.iter().enumerate() {
             let mut b = b;
             if let Some(semi) = early {
@@ -215,24 +249,19 @@ impl<'a> JoinTable<'a> {
                 probe_idx.push(i as u32);
                 build_idx.push(b);
                 b = self.keys.table.next[b as usize];
+                if let Some(f) = &self.filter
+                    && probe_idx.len() - checked >= PAIR_CHUNK
+                {
+                    self.keep_passing(f, batch, (&mut probe_idx, &mut build_idx), checked)?;
+                    checked = probe_idx.len();
+                }
             }
         }
         if early.is_some() {
             return gather(self.schema, &[(batch, &probe_idx)], self.output).map(Some);
         }
-        if let Some(f) = self.filter {
-            let pairs = gather_pair(
-                (None, &self.pair_schema),
-                plan,
-                (batch, &probe_idx),
-                (&self.build, &build_idx),
-            )?;
-            let mask = evaluate_mask(f, &pairs)?;
-            let keep: Vec<bool> = mask.values().iter().collect();
-            let mut k = keep.iter();
-            probe_idx.retain(|_| *k.next().expect("one flag per pair"));
-            let mut k = keep.iter();
-            build_idx.retain(|_| *k.next().expect("one flag per pair"));
+        if let Some(f) = &self.filter {
+            self.keep_passing(f, batch, (&mut probe_idx, &mut build_idx), checked)?;
         }
         if !self.matched.is_empty() {
             for &b in &build_idx {
@@ -269,6 +298,34 @@ impl<'a> JoinTable<'a> {
             (&self.build, &build_idx),
         )
         .map(Some)
+    }
+
+    /// Keeps the pairs from `from` on that pass the pair filter `f`.
+    fn keep_passing(
+        &self,
+        f: &PairFilter,
+        batch: &RecordBatch,
+        (probe_idx, build_idx): (&mut Vec<u32>, &mut Vec<u32>),
+        from: usize,
+    ) -> Result<()> {
+        let pairs = gather_pair(
+            (Some(&f.columns), &f.schema),
+            &self.plan,
+            (batch, &probe_idx[from..]),
+            (&self.build, &build_idx[from..]),
+        )?;
+        let mask = evaluate_mask(&f.expr, &pairs)?;
+        let mut kept = from;
+        for (j, pass) in mask.values().iter().enumerate() {
+            if pass {
+                probe_idx[kept] = probe_idx[from + j];
+                build_idx[kept] = build_idx[from + j];
+                kept += 1;
+            }
+        }
+        probe_idx.truncate(kept);
+        build_idx.truncate(kept);
+        Ok(())
     }
 
     /// After all probing: the build rows that the matched bitmap decides
