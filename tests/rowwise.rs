@@ -363,3 +363,15 @@ fn outer_joins_with_pair_filters_and_no_equality() {
         check(sql, &format!("outer join {i}"));
     }
 }
+
+#[test]
+fn aggregates_over_distinct_values() {
+    check(
+        "select l_returnflag, sum(distinct l_quantity), avg(distinct l_discount), stddev(distinct l_tax), median(distinct l_extendedprice), count(distinct l_shipmode) from lineitem_small group by 1",
+        "distinct aggregates",
+    );
+    check(
+        "select x.id1, sum(distinct x.v1), avg(distinct x.v3) from x group by 1",
+        "distinct aggregates with nulls",
+    );
+}

@@ -1199,3 +1199,30 @@ fn outer_joins_keep_other_conditions_as_pair_filters() {
         vec!["0"]
     );
 }
+
+/// `sum / avg / stddev / median (DISTINCT x)` aggregate each group's set of
+/// values: the same as the plain aggregate over `SELECT DISTINCT g, x`.
+#[test]
+fn aggregates_over_distinct_values_equal_aggregates_of_the_distinct_rows() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q(
+            "select l_returnflag, sum(distinct l_partkey), avg(distinct l_suppkey), count(distinct l_partkey), round(stddev(distinct l_partkey), 6), median(distinct l_suppkey), count(*) from lineitem group by 1 order by 1"
+        ),
+        q(
+            "select p.l_returnflag, sp, sa, cp, dp, sm, n from (select l_returnflag, sum(l_partkey) sp, count(l_partkey) cp, round(stddev(l_partkey), 6) dp from (select distinct l_returnflag, l_partkey from lineitem) d group by 1) p join (select l_returnflag, avg(l_suppkey) sa, median(l_suppkey) sm from (select distinct l_returnflag, l_suppkey from lineitem) d group by 1) s on p.l_returnflag = s.l_returnflag join (select l_returnflag, count(*) n from lineitem group by 1) c on c.l_returnflag = p.l_returnflag order by 1"
+        )
+    );
+    assert_eq!(
+        q("select sum(distinct n_regionkey), avg(distinct n_regionkey) from nation"),
+        vec!["10|2.0"]
+    );
+    assert_refused(
+        &c,
+        &[(
+            "select first(distinct n_name) from nation",
+            "first(DISTINCT ..)",
+        )],
+    );
+}

@@ -138,3 +138,5 @@ select count(*), count(u.k) from t left join u on t.a < u.k and u.w > 40
 select count(*), count(t.a) from u left join t on u.k = t.a + 1 and t.flag and not (u.w < t.c)
 select count(*), count(u.k) from t left join u on true
 select count(*), count(t.a), count(u.k) from t full join u on t.a - 1 > u.k
+select a, sum(distinct b), avg(distinct c), sum(distinct d), count(distinct s), avg(distinct d) from t group by a order by a nulls first
+select sum(distinct a), avg(distinct a), stddev(distinct c), median(distinct a) from t

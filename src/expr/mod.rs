@@ -129,6 +129,23 @@ pub enum AggFunc {
 }
 
 impl AggFunc {
+    /// Whether `func(DISTINCT x)` runs: the one-argument aggregates of a
+    /// set of values (first/last depend on order, corr takes two).
+    pub fn takes_distinct(&self) -> bool {
+        matches!(
+            self,
+            AggFunc::Count
+                | AggFunc::Sum
+                | AggFunc::Mean
+                | AggFunc::Min
+                | AggFunc::Max
+                | AggFunc::Std
+                | AggFunc::Var
+                | AggFunc::Median
+                | AggFunc::Quantile(_)
+        )
+    }
+
     /// The SQL-ish name, used in display and default column names.
     pub fn name(&self) -> &'static str {
         match self {

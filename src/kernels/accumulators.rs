@@ -17,7 +17,7 @@ use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 
 mod distinct;
-use distinct::Distinct;
+use distinct::{Distinct, DistinctInput};
 
 /// Aggregate state for all groups of one aggregate expression.
 pub trait Accumulator: Send + Sync {
@@ -99,6 +99,9 @@ pub fn create(
             count_nulls: true,
         }),
         AggFunc::Count if distinct => Box::new(Distinct::new(&t, false)?),
+        // DISTINCT changes nothing for these.
+        AggFunc::Min | AggFunc::Max if distinct => create(func, false, types, out)?,
+        _ if distinct => Box::new(DistinctInput::new(func, &t, out)?),
         AggFunc::NUnique => Box::new(Distinct::new(&t, true)?),
         AggFunc::Count => Box::new(Count {
             counts: vec![],

@@ -9,7 +9,7 @@ use arrow::compute::SortOptions;
 use super::expr::{PhysicalExpr, agg_output_type, window_output_type};
 use super::{AggregateExpr, BuildSide, PhysicalPlan, Stage};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, WindowFunc, common_type};
+use crate::expr::{Expr, WindowFunc, common_type};
 use crate::plan::{JoinType, LogicalPlan, join_schema};
 
 /// `k` when `predicate` over `input` keeps only rows with
@@ -139,14 +139,11 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                         args,
                         distinct,
                     } => {
-                        // DISTINCT changes nothing for min and max; other
-                        // aggregates than count have no distinct form here,
-                        // and dropping the word would sum duplicates.
-                        if *distinct
-                            && !matches!(func, AggFunc::Count | AggFunc::Min | AggFunc::Max)
-                        {
+                        // Dropping the word would count duplicates, so an
+                        // aggregate without a distinct form is refused.
+                        if *distinct && !func.takes_distinct() {
                             return Err(SlothError::unsupported(format!(
-                                "{}(DISTINCT ..) (count, min and max take DISTINCT)",
+                                "{}(DISTINCT ..) (count, sum, avg, min, max, stddev, variance, median and quantile take DISTINCT)",
                                 func.name()
                             )));
                         }

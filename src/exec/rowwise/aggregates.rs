@@ -34,6 +34,11 @@ pub enum RowAcc {
     },
     /// all values, for median / quantile
     Values { q: f64, values: Vec<f64> },
+    /// `agg(DISTINCT x)` beyond count: `inner` sees each non-null value once
+    Distinct {
+        seen: HashSet<Value>,
+        inner: Box<RowAcc>,
+    },
     /// co-moments for corr
     Corr {
         n: f64,
@@ -48,6 +53,12 @@ pub enum RowAcc {
 impl RowAcc {
     /// Fresh state for `func`.
     pub fn new(func: AggFunc, distinct: bool) -> RowAcc {
+        if distinct && !matches!(func, AggFunc::Count | AggFunc::CountStar | AggFunc::NUnique) {
+            return RowAcc::Distinct {
+                seen: HashSet::new(),
+                inner: Box::new(RowAcc::new(func, false)),
+            };
+        }
         match func {
             AggFunc::CountStar => RowAcc::Count {
                 n: 0,
@@ -140,6 +151,11 @@ impl RowAcc {
                     }
                 }
             }
+            RowAcc::Distinct { seen, inner } => {
+                if !v.is_null() && seen.insert(v) {
+                    inner.update(args)?;
+                }
+            }
             RowAcc::Extreme { max, best } => {
                 if !v.is_null() {
                     let better = match best {
@@ -216,6 +232,7 @@ impl RowAcc {
                 }
                 Some(v) => Value::Float(v.as_f64().unwrap_or(0.0) / *n as f64),
             },
+            RowAcc::Distinct { inner, .. } => inner.finish(),
             RowAcc::Extreme { best, .. } => best.clone().unwrap_or(Value::Null),
             RowAcc::Pick { value, .. } => value.clone().unwrap_or(Value::Null),
             RowAcc::Moments { std, n, m2, .. } => {
