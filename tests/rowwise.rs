@@ -375,3 +375,17 @@ fn aggregates_over_distinct_values() {
         "distinct aggregates with nulls",
     );
 }
+
+#[test]
+fn quantified_comparisons_and_row_values() {
+    for (i, sql) in [
+        "select c_custkey, c_acctbal > all (select s_acctbal from supplier where s_nationkey = c_nationkey), c_acctbal <= any (select s_acctbal from supplier where s_nationkey = c_nationkey) from customer",
+        "select n_name from nation where n_regionkey = all (select r_regionkey from region where r_name like 'A%')",
+        "select o_orderkey from orders where (o_custkey, o_orderstatus) in (select c_custkey, 'F' from customer where c_acctbal > 5000)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        check(sql, &format!("quantified {i}"));
+    }
+}

@@ -1226,3 +1226,91 @@ fn aggregates_over_distinct_values_equal_aggregates_of_the_distinct_rows() {
         )],
     );
 }
+
+/// `x op ALL / ANY (q)` with SQL's three values, against formulations by
+/// EXISTS and aggregates; row values IN a subquery against EXISTS.
+#[test]
+fn quantified_comparisons_and_row_values_in_subqueries() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // > ALL: beyond every supplier balance of the same nation.
+    assert_eq!(
+        q(
+            "select count(*) from customer where c_acctbal > all (select s_acctbal from supplier where s_nationkey = c_nationkey)"
+        ),
+        q(
+            "select count(*) from customer where not exists (select 1 from supplier where s_nationkey = c_nationkey and s_acctbal >= c_acctbal)"
+        )
+    );
+    // < ANY: below some balance of the nation.
+    assert_eq!(
+        q(
+            "select count(*) from customer where c_acctbal < any (select s_acctbal from supplier where s_nationkey = c_nationkey)"
+        ),
+        q(
+            "select count(*) from customer where exists (select 1 from supplier where s_nationkey = c_nationkey and s_acctbal > c_acctbal)"
+        )
+    );
+    // An empty subquery: ALL holds, ANY does not.
+    assert_eq!(
+        q(
+            "select n_nationkey > all (select r_regionkey from region where r_name = 'MARS'), n_nationkey > any (select r_regionkey from region where r_name = 'MARS') from nation where n_nationkey = 3"
+        ),
+        vec!["true|false"]
+    );
+    // A null among the values: ALL is null unless a value refutes it.
+    // Region keys are 0..4; the union adds a null.
+    assert_eq!(
+        q(
+            "select n_nationkey, n_nationkey > all (select r_regionkey from region union all select null), n_nationkey >= any (select r_regionkey from region union all select null) from nation where n_nationkey in (2, 7) order by 1"
+        ),
+        vec!["2|false|true", "7|null|true"]
+    );
+    // = ALL and <> ANY compare with the minimum and the maximum.
+    assert_eq!(
+        q(
+            "select r_regionkey from region where r_regionkey = all (select n_regionkey from nation where n_name = 'CHINA' or n_name = 'JAPAN')"
+        ),
+        q("select n_regionkey from nation where n_name = 'CHINA'")
+    );
+    assert_eq!(
+        q(
+            "select count(*) from region where r_regionkey <> any (select n_regionkey from nation where n_name = 'CHINA')"
+        ),
+        vec!["4"]
+    );
+    // Rows IN a subquery, correlated or not.
+    assert_eq!(
+        q(
+            "select count(*) from lineitem where (l_partkey, l_suppkey) in (select ps_partkey, ps_suppkey from partsupp where ps_availqty < 1000)"
+        ),
+        q(
+            "select count(*) from lineitem where exists (select 1 from partsupp where ps_partkey = l_partkey and ps_suppkey = l_suppkey and ps_availqty < 1000)"
+        )
+    );
+    assert_eq!(
+        q(
+            "select count(*) from orders where (o_custkey, o_orderpriority) in (select o2.o_custkey, o2.o_orderpriority from orders o2 where o2.o_orderdate > orders.o_orderdate)"
+        ),
+        q(
+            "select count(*) from orders where exists (select 1 from orders o2 where o2.o_custkey = orders.o_custkey and o2.o_orderpriority = orders.o_orderpriority and o2.o_orderdate > orders.o_orderdate)"
+        )
+    );
+    assert_refused(
+        &c,
+        &[
+            (
+                "select count(*) from nation where (n_regionkey, n_nationkey) not in (select r_regionkey, r_regionkey from region)",
+                "NOT IN with a row value",
+            ),
+            (
+                "select count(*) from nation where (n_regionkey, n_nationkey) in (select r_regionkey from region)",
+                "a row of 2 values IN a subquery of 1 columns",
+            ),
+            (
+                "select n_nationkey = any (select r_regionkey from region) from nation",
+                "other than as a WHERE condition",
+            ),
+        ],
+    );
+}

@@ -1,6 +1,5 @@
 -- Over the tables of sql_diff.py --make-nulls DIR. Expected to differ (sloth follows PostgreSQL;
--- see the README): integer division, NULLs first under DESC. Expected refusals: > ALL, row
--- values.
+-- see the README): integer division, NULLs first under DESC. No refusals expected.
 select count(*), count(a), count(s), count(dt), count(flag) from t
 select a, count(*), sum(b), min(c), max(d), avg(c) from t group by a order by a nulls first
 select s, count(*) from t group by s order by s nulls last limit 10
@@ -140,3 +139,15 @@ select count(*), count(u.k) from t left join u on true
 select count(*), count(t.a), count(u.k) from t full join u on t.a - 1 > u.k
 select a, sum(distinct b), avg(distinct c), sum(distinct d), count(distinct s), avg(distinct d) from t group by a order by a nulls first
 select sum(distinct a), avg(distinct a), stddev(distinct c), median(distinct a) from t
+select count(*) from t where c > all (select w from u where u.k = t.a)
+select count(*) from t where c > all (select w from u)
+select count(*) from t where c < any (select w from u where u.k = t.a)
+select count(*) from t where a >= all (select k from u where k is not null)
+select count(*) from t where a <= any (select k from u where v like 'v1%')
+select a, c > all (select w from u where u.k = t.a) x, c < any (select w from u where u.k = t.a) y, count(*) from t group by 1, 2, 3 order by 1 nulls first, 2 nulls first, 3 nulls first
+select count(*) from t where a = all (select k from u where u.w > 48)
+select count(*) from t where a <> any (select k from u where u.w > 40)
+select count(*) from t where not (c >= all (select w from u where u.k = t.a))
+select a, a > all (select k from u where k < 0) from t group by 1 order by 1 nulls first
+select count(*) from u where (k, k + 1) in (select a, a + 1 from t where c > 0)
+select count(*) from t where (a, flag) in (select k, w > 0 from u)

@@ -21,6 +21,18 @@ pub trait Resolver {
             "subquery '({q})' in this position"
         )))
     }
+    /// `x op ALL (q)` (`all`) or `x op ANY (q)` → an expression for its
+    /// (three-valued) truth.
+    fn quantified_subquery(
+        &self,
+        x: Expr,
+        op: &BinaryOperator,
+        all: bool,
+        q: &ast::Query,
+    ) -> Result<Expr> {
+        let _ = (x, op, all);
+        self.scalar_subquery(q)
+    }
 }
 
 fn ident(i: &ast::Ident) -> String {
@@ -225,6 +237,23 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
         ast::Expr::Interval(iv) => interval(iv)?,
         ast::Expr::Function(f) => function(f, r)?,
         ast::Expr::Subquery(q) => r.scalar_subquery(q)?,
+        ast::Expr::AllOp {
+            left,
+            compare_op,
+            right,
+        }
+        | ast::Expr::AnyOp {
+            left,
+            compare_op,
+            right,
+            ..
+        } if matches!(right.as_ref(), ast::Expr::Subquery(_)) => {
+            let ast::Expr::Subquery(q) = right.as_ref() else {
+                unreachable!("matched above")
+            };
+            let all = matches!(e, ast::Expr::AllOp { .. });
+            r.quantified_subquery(c(left)?, compare_op, all, q)?
+        }
         ast::Expr::Exists { .. } | ast::Expr::In { .. } => {
             return Err(SlothError::unsupported(format!(
                 "EXISTS / IN subqueries are supported as top-level WHERE conditions only (in '{e}')"

@@ -4,6 +4,10 @@
 //!   equalities; other correlated conditions become the join's pair filter
 //!   (TPC-H Q21's `l2.l_suppkey <> l1.l_suppkey`).
 //! - `x IN (q)` → semi join on `x = q.value` (plus correlation).
+//! - `(a, b) IN (q)` → semi join on `a = q.1 AND b = q.2`.
+//! - `x op ALL / ANY (q)` for an order comparison, `= ALL` and `<> ANY` →
+//!   a left join with `q`'s count, non-null count, minimum and maximum per
+//!   correlation key, and a CASE over them (`quantified`).
 //! - `x NOT IN (q)` (uncorrelated) → anti join, made null-aware: a null in
 //!   `q` rejects every row, a null `x` is rejected unless `q` is empty.
 //! - A scalar subquery `(q)` → a left join with `q` grouped by its
@@ -27,7 +31,7 @@ use sqlparser::ast;
 use super::expr::{Resolver, convert};
 use super::planner::{QueryPlanner, Scope};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, Operator, ScalarFunc, col, count_star, lit};
+use crate::expr::{AggFunc, Expr, Operator, ScalarFunc, ScalarValue, col, count_star, lit, when};
 use crate::plan::{JoinType, LogicalPlan};
 
 /// Prefix marking a column resolved in the enclosing query.
@@ -95,6 +99,16 @@ impl Resolver for SelectResolver<'_, '_> {
         }
     }
 
+    fn quantified_subquery(
+        &self,
+        x: Expr,
+        op: &ast::BinaryOperator,
+        all: bool,
+        q: &ast::Query,
+    ) -> Result<Expr> {
+        self.quantified(x, op, all, q)
+    }
+
     fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
         let sq = self.planner.plan_subquery(q, self.scope)?;
         let [value] = sq.values.as_slice() else {
@@ -145,6 +159,102 @@ impl Resolver for SelectResolver<'_, '_> {
 }
 
 impl SelectResolver<'_, '_> {
+    /// `x op ALL (q)` / `x op ANY (q)` for an order comparison, or `=` ALL /
+    /// `<>` ANY: decided by the count, non-null count, minimum and maximum
+    /// of `q`'s values (per correlation key, from a left join), with SQL's
+    /// three values. For `>` ALL: true when `q` is empty; else null for a
+    /// null `x`; false when some value is at least `x` (`x <= max`); else
+    /// null when `q` holds a null; else true. The others mirror it.
+    fn quantified(
+        &self,
+        x: Expr,
+        op: &ast::BinaryOperator,
+        all: bool,
+        q: &ast::Query,
+    ) -> Result<Expr> {
+        use ast::BinaryOperator as B;
+        let sq = self.planner.plan_subquery(q, self.scope)?;
+        let [value] = sq.values.as_slice() else {
+            return Err(SlothError::plan(format!(
+                "a subquery of ALL / ANY must return one column, got {}",
+                sq.values.len()
+            )));
+        };
+        if sq.filter.is_some() {
+            return Err(SlothError::unsupported(
+                "a correlated ALL / ANY subquery whose correlation is not an equality",
+            ));
+        }
+        let id = self.planner.next_id();
+        let [n, nn, min, max] = ["__n", "__nn", "__min", "__max"].map(|s| format!("__sq{id}.{s}"));
+        let v = col(value.as_str());
+        let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
+        let correlated = !left_on.is_empty();
+        let agg = |func: AggFunc| Expr::Agg {
+            func,
+            args: vec![v.clone()],
+            distinct: false,
+        };
+        let stats = LogicalPlan::Aggregate {
+            input: sq.plan,
+            keys: right_on.clone(),
+            aggs: vec![
+                count_star().alias(n.as_str()),
+                agg(AggFunc::Count).alias(nn.as_str()),
+                agg(AggFunc::Min).alias(min.as_str()),
+                agg(AggFunc::Max).alias(max.as_str()),
+            ],
+        };
+        let (min, max) = (col(min.as_str()), col(max.as_str()));
+        let differs = min.clone().neq(x.clone()).or(max.clone().neq(x.clone()));
+        // The condition under which some value decides the answer (false
+        // for ALL, true for ANY) whatever the nulls.
+        let decisive = match (op, all) {
+            (B::Gt, true) => x.clone().lt_eq(max),
+            (B::GtEq, true) => x.clone().lt(max),
+            (B::Lt, true) => x.clone().gt_eq(min),
+            (B::LtEq, true) => x.clone().gt(min),
+            (B::Eq, true) | (B::NotEq, false) => differs,
+            (B::Gt, false) => x.clone().gt(min),
+            (B::GtEq, false) => x.clone().gt_eq(min),
+            (B::Lt, false) => x.clone().lt(max),
+            (B::LtEq, false) => x.clone().lt_eq(max),
+            _ => {
+                let (q, what) = if all {
+                    ("ALL", "NOT IN")
+                } else {
+                    ("ANY", "IN")
+                };
+                return Err(SlothError::unsupported(format!(
+                    "'{op} {q} (subquery)' other than as a WHERE condition (write it as {what})"
+                )));
+            }
+        };
+        self.pending.borrow_mut().push(PendingJoin {
+            plan: Arc::new(stats),
+            how: if correlated {
+                JoinType::Left
+            } else {
+                JoinType::Cross
+            },
+            left_on,
+            right_on,
+            filter: None,
+            post_filter: None,
+        });
+        let null = Expr::Literal(ScalarValue::Boolean(None));
+        let rows = Expr::Function(ScalarFunc::Coalesce, vec![col(n.as_str()), lit(0i64)]);
+        Ok(when(rows.eq(lit(0i64)))
+            .then(lit(all))
+            .when(x.is_null())
+            .then(null.clone())
+            .when(decisive)
+            .then(lit(!all))
+            .when(col(nn.as_str()).lt(col(n.as_str())))
+            .then(null)
+            .otherwise(lit(all)))
+    }
+
     /// If `c` is an `[NOT] EXISTS` or `[NOT] IN (subquery)` condition, plans
     /// it as a pending join and returns true.
     pub fn subquery_condition(&self, c: &ast::Expr) -> Result<bool> {
@@ -217,6 +327,9 @@ impl SelectResolver<'_, '_> {
                 negated,
                 ..
             } => {
+                if let ast::Expr::Tuple(items) = expr.as_ref() {
+                    return self.row_in_subquery(items, q, *negated);
+                }
                 let x = convert(expr, self)?;
                 let sq = self.planner.plan_subquery(q, self.scope)?;
                 let [value] = sq.values.as_slice() else {
@@ -284,6 +397,42 @@ impl SelectResolver<'_, '_> {
             }
             _ => Ok(false),
         }
+    }
+
+    /// `(a, b, ..) IN (q)`: a semi join on `a = q.1`, `b = q.2`, .. (plus
+    /// the correlation), as `a IN (q)` is for one column.
+    fn row_in_subquery(&self, items: &[ast::Expr], q: &ast::Query, negated: bool) -> Result<bool> {
+        if negated {
+            // A null in either row makes a component unknown, so NOT IN of
+            // rows is not an anti join on the components.
+            return Err(SlothError::unsupported(
+                "NOT IN with a row value (write it as NOT EXISTS)",
+            ));
+        }
+        let xs = items
+            .iter()
+            .map(|i| convert(i, self))
+            .collect::<Result<Vec<_>>>()?;
+        let sq = self.planner.plan_subquery(q, self.scope)?;
+        if sq.values.len() != xs.len() {
+            return Err(SlothError::plan(format!(
+                "a row of {} values IN a subquery of {} columns",
+                xs.len(),
+                sq.values.len()
+            )));
+        }
+        let (mut left_on, mut right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
+        left_on.extend(xs);
+        right_on.extend(sq.values.iter().map(|v| col(v.as_str())));
+        self.pending.borrow_mut().push(PendingJoin {
+            plan: sq.plan,
+            how: JoinType::Semi,
+            left_on,
+            right_on,
+            filter: sq.filter,
+            post_filter: None,
+        });
+        Ok(true)
     }
 
     /// Adds the collected joins on top of `plan`.

@@ -239,7 +239,12 @@ impl Accumulator for DistinctInput {
 
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         let (groups, values) = self.set.pairs(&self.input)?;
-        let mut inner = create(self.func, false, std::slice::from_ref(&self.input), &self.out)?;
+        let mut inner = create(
+            self.func,
+            false,
+            std::slice::from_ref(&self.input),
+            &self.out,
+        )?;
         let rows: Vec<u32> = (0..groups.len() as u32).collect();
         inner.update(&[values], &rows, &groups, n)?;
         inner.finish(n)
