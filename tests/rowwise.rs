@@ -389,3 +389,11 @@ fn quantified_comparisons_and_row_values() {
         check(sql, &format!("quantified {i}"));
     }
 }
+
+#[test]
+fn math_and_string_functions() {
+    check(
+        "select c_custkey, floor(c_acctbal), ceil(c_acctbal), sign(c_acctbal), sqrt(abs(c_acctbal)), greatest(c_acctbal, c_nationkey), lpad(c_name, 20, '.'), split_part(c_phone, '-', 2), strpos(c_name, '0') from customer",
+        "functions",
+    );
+}

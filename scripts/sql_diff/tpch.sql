@@ -130,3 +130,17 @@ select n_name, lag(n_name) over (order by n_name), lead(n_name, 2) over (order b
 select n_regionkey, n_name, lag(n_nationkey) over (partition by n_regionkey order by n_name desc) from nation order by 1, 2
 select o_custkey, o_orderdate, o_orderkey, o_totalprice - lag(o_totalprice) over (partition by o_custkey order by o_orderdate, o_orderkey) from orders order by 1, 2, 3 limit 50
 select n_name, lag(n_name, 0) over (order by n_name) from nation order by 1
+select greatest(1, 2), least(3, 1), greatest(1, null, 3), least(null, null)
+select floor(2.5), ceil(2.5), floor(-2.5), ceil(-2.5), trunc(-2.7), sign(-2.5), sign(3), floor(7)
+select sqrt(4.0), power(2, 10), ln(2.718281828), exp(1.0), log10(100.0), log(1000), log2(8), cbrt(27.0)
+select mod(7, 3), mod(-7, 3)
+select position('b' in 'abc'), strpos('abc', 'c'), strpos('abc', 'z')
+select left('abcd', 2), right('abcd', 2), left('abcd', -1), right('abcd', -1)
+select lpad('7', 3, '0'), rpad('a', 3, '-'), lpad('hello', 3, 'x'), lpad('7', 4, 'ab')
+select split_part('a,b,c', ',', 2), split_part('a,b,c', ',', -1), split_part('a,b,c', ',', 5)
+select reverse('abc'), repeat('ab', 3), repeat('x', 0)
+select date_part('year', date '1995-03-04'), date_part('month', date '1995-03-04'), date_part('doy', date '1995-03-04')
+select n_name, left(n_name, 3), right(n_name, 2), lpad(n_name, 12, '*'), strpos(n_name, 'A'), reverse(n_name), split_part(n_comment, ' ', 2) from nation order by 1
+select c_custkey, floor(c_acctbal), ceil(c_acctbal), trunc(c_acctbal), sign(c_acctbal), round(sqrt(abs(c_acctbal)), 6), greatest(c_acctbal, 0), least(c_acctbal, c_nationkey * 100) from customer order by 1 limit 50
+select degrees(pi()), radians(180), sin(0), cos(0), round(atan(1) * 4, 10)
+select l_orderkey, power(l_quantity, 2), greatest(l_shipdate, l_commitdate, l_receiptdate), least(l_shipmode, l_shipinstruct) from lineitem order by 1, 2 limit 30

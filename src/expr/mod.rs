@@ -222,6 +222,111 @@ pub enum ScalarFunc {
     Coalesce,
     /// `a || b || ..`: the arguments as text, joined; null if any is null.
     Concat,
+    /// A function of one float ([`MathFunc`]).
+    Math(MathFunc),
+    /// `power(a, b)`, as floats.
+    Power,
+    /// Largest integer not above (ints unchanged; decimals to scale 0).
+    Floor,
+    /// Smallest integer not below.
+    Ceil,
+    /// Toward zero.
+    Trunc,
+    /// -1, 0 or 1.
+    Sign,
+    /// The largest non-null argument (null if all are).
+    Greatest,
+    /// The smallest non-null argument.
+    Least,
+    /// `strpos(s, sub)`: 1-based character position of `sub`, 0 if absent.
+    StrPos,
+    /// `left(s, n)`: the first n characters (all but the last -n if n < 0).
+    Left,
+    /// `right(s, n)`: the last n characters (all but the first -n if n < 0).
+    Right,
+    /// `lpad(s, n [, fill])`: `s` padded on the left (or cut) to n characters.
+    Lpad,
+    /// `rpad(s, n [, fill])`: padded on the right.
+    Rpad,
+    /// `split_part(s, delimiter, n)`: the n-th field (from the end if n < 0).
+    SplitPart,
+    /// The characters in reverse order.
+    Reverse,
+    /// `repeat(s, n)`: `s` n times.
+    Repeat,
+}
+
+macro_rules! math_funcs {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal, $f:expr;)*) => {
+        /// Functions of one float that give a float: IEEE semantics outside
+        /// their domain (`sqrt(-1)` is NaN, `ln(0)` is -inf), as DuckDB.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum MathFunc {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl MathFunc {
+            /// The SQL name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(MathFunc::$variant => $name,)*
+                }
+            }
+
+            /// The function of that name.
+            pub fn from_name(name: &str) -> Option<MathFunc> {
+                match name {
+                    $($name => Some(MathFunc::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// Calls `each` with this function as a concrete (statically
+            /// dispatched) closure: a vectorized loop is compiled per function.
+            pub fn with<R>(self, each: impl MathApply<R>) -> R {
+                match self {
+                    $(MathFunc::$variant => each.apply($f),)*
+                }
+            }
+        }
+    };
+}
+
+/// A computation over a [`MathFunc`] passed as a concrete closure.
+pub trait MathApply<R> {
+    /// Runs with `f`, the function.
+    fn apply(self, f: impl Fn(f64) -> f64 + Copy) -> R;
+}
+
+math_funcs! {
+    /// Square root.
+    Sqrt => "sqrt", f64::sqrt;
+    /// Cube root.
+    Cbrt => "cbrt", f64::cbrt;
+    /// e to the power.
+    Exp => "exp", f64::exp;
+    /// Natural logarithm.
+    Ln => "ln", f64::ln;
+    /// Base-10 logarithm (also `log(x)`).
+    Log10 => "log10", f64::log10;
+    /// Base-2 logarithm.
+    Log2 => "log2", f64::log2;
+    /// Sine (radians).
+    Sin => "sin", f64::sin;
+    /// Cosine.
+    Cos => "cos", f64::cos;
+    /// Tangent.
+    Tan => "tan", f64::tan;
+    /// Arc sine.
+    Asin => "asin", f64::asin;
+    /// Arc cosine.
+    Acos => "acos", f64::acos;
+    /// Arc tangent.
+    Atan => "atan", f64::atan;
+    /// Radians to degrees.
+    Degrees => "degrees", f64::to_degrees;
+    /// Degrees to radians.
+    Radians => "radians", f64::to_radians;
 }
 
 impl ScalarFunc {
@@ -254,6 +359,22 @@ impl ScalarFunc {
             Round => "round",
             Coalesce => "coalesce",
             Concat => "concat",
+            Math(m) => m.name(),
+            Power => "power",
+            Floor => "floor",
+            Ceil => "ceil",
+            Trunc => "trunc",
+            Sign => "sign",
+            Greatest => "greatest",
+            Least => "least",
+            StrPos => "strpos",
+            Left => "left",
+            Right => "right",
+            Lpad => "lpad",
+            Rpad => "rpad",
+            SplitPart => "split_part",
+            Reverse => "reverse",
+            Repeat => "repeat",
         }
     }
 }

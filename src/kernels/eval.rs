@@ -18,7 +18,7 @@ use crate::expr::{Operator, ScalarFunc};
 use crate::physical::expr::{Node, PhysicalExpr, literal_i64, literal_string};
 
 use super::like::WildcardPattern;
-use super::strings;
+use super::{math, strings};
 
 /// `CAST(a AS to)` with SQL's semantics: a decimal or float cast to an
 /// integer rounds half away from zero (PostgreSQL, DuckDB: `CAST(3.7 AS
@@ -365,6 +365,26 @@ fn function(
                 scalar && pattern.is_scalar(),
             ));
         }
+        Power | Greatest | Least => {
+            let values = args
+                .iter()
+                .map(|e| evaluate(e, batch))
+                .collect::<Result<Vec<_>>>()?;
+            let all_scalar = values.iter().all(ColumnarValue::is_scalar);
+            let rows = if all_scalar { 1 } else { batch.num_rows() };
+            let arrays = values
+                .into_iter()
+                .map(|v| match v {
+                    ColumnarValue::Array(a) => Ok(a),
+                    ColumnarValue::Scalar(a) => repeat_if_scalar(a, true, rows),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let out = match func {
+                Power => math::power(&arrays[0], &arrays[1])?,
+                _ => math::extreme(&arrays, func == Greatest)?,
+            };
+            return Ok(ColumnarValue::wrap(out, all_scalar));
+        }
         DateTrunc => {
             let unit = crate::physical::expr::date_trunc_unit(&args[0])?;
             let dates = evaluate(&args[1], batch)?;
@@ -453,6 +473,11 @@ fn function(
                     acc = acc_arr;
                     acc
                 }
+                Math(m) => math::math(&a, m),
+                Floor | Ceil | Trunc | Sign => math::integral(&a, func, out_type)?,
+                StrPos | Left | Right | Lpad | Rpad | SplitPart | Reverse | Repeat => {
+                    text_function(&a, func, &args[1..], out_type)?
+                }
                 Concat => {
                     let mut parts = vec![(a, scalar)];
                     for arg in &args[1..] {
@@ -471,6 +496,63 @@ fn function(
         }
     };
     Ok(ColumnarValue::wrap(out, scalar))
+}
+
+/// A string function whose arguments after the string are constants
+/// (`consts`): every row is null where one of them is.
+fn text_function(
+    a: &ArrayRef,
+    func: ScalarFunc,
+    consts: &[PhysicalExpr],
+    out_type: &DataType,
+) -> Result<ArrayRef> {
+    use ScalarFunc::*;
+    let is_null = |e: &PhysicalExpr| e.as_literal().is_none_or(|l| l.logical_null_count() > 0);
+    if consts.iter().any(is_null) {
+        return Ok(new_null_array(out_type, a.len()));
+    }
+    let text = |i: usize| -> Result<String> {
+        literal_string(&consts[i])
+            .flatten()
+            .ok_or_else(|| SlothError::types(format!("{}() needs text arguments", func.name())))
+    };
+    let int = |i: usize| literal_i64(&consts[i]);
+    Ok(match func {
+        StrPos => strings::strpos(a, &text(0)?)?,
+        Left => {
+            let n = int(0)?;
+            strings::map_str(a, |s, buf| buf.push_str(strings::left(s, n)))?
+        }
+        Right => {
+            let n = int(0)?;
+            strings::map_str(a, |s, buf| buf.push_str(strings::right(s, n)))?
+        }
+        Lpad | Rpad => {
+            let n = int(0)?;
+            let fill = if consts.len() > 1 {
+                text(1)?
+            } else {
+                " ".into()
+            };
+            strings::map_str(a, |s, buf| strings::pad(s, n, &fill, func == Lpad, buf))?
+        }
+        SplitPart => {
+            let (delimiter, n) = (text(0)?, int(1)?);
+            strings::map_str(a, |s, buf| {
+                buf.push_str(strings::split_part(s, &delimiter, n))
+            })?
+        }
+        Reverse => strings::map_str(a, |s, buf| buf.extend(s.chars().rev()))?,
+        Repeat => {
+            let n = int(0)?.max(0) as usize;
+            strings::map_str(a, |s, buf| {
+                for _ in 0..n {
+                    buf.push_str(s)
+                }
+            })?
+        }
+        _ => unreachable!("a string function"),
+    })
 }
 
 fn repeat_if_scalar(a: ArrayRef, scalar: bool, n: usize) -> Result<ArrayRef> {

@@ -9,6 +9,7 @@ pub mod flat_table;
 pub mod fused;
 pub mod hash_table;
 pub mod like;
+pub mod math;
 pub mod packed_keys;
 pub mod range_keys;
 pub mod strings;

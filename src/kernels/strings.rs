@@ -310,3 +310,113 @@ mod view_tests {
         }
     }
 }
+
+/// `strpos(s, sub)` of every row: the 1-based character position of the
+/// first `sub`, 0 where there is none (1 for an empty `sub`).
+pub fn strpos(a: &ArrayRef, sub: &str) -> Result<ArrayRef> {
+    let mut out = Int64Builder::with_capacity(a.len());
+    for_each_str(a, |v| {
+        out.append_option(v.map(|s| match s.find(sub) {
+            Some(byte) => s[..byte].chars().count() as i64 + 1,
+            None => 0,
+        }))
+    })?;
+    Ok(Arc::new(out.finish()))
+}
+
+/// The byte offset after the first `n` characters of `s` (its length if
+/// it has fewer).
+fn char_offset(s: &str, n: usize) -> usize {
+    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
+}
+
+/// `left(s, n)`: the first `n` characters; all but the last `-n` if `n < 0`.
+pub fn left(s: &str, n: i64) -> &str {
+    let keep = if n >= 0 {
+        n as usize
+    } else {
+        s.chars().count().saturating_sub(n.unsigned_abs() as usize)
+    };
+    &s[..char_offset(s, keep)]
+}
+
+/// `right(s, n)`: the last `n` characters; all but the first `-n` if `n < 0`.
+pub fn right(s: &str, n: i64) -> &str {
+    let skip = if n >= 0 {
+        s.chars().count().saturating_sub(n as usize)
+    } else {
+        n.unsigned_abs() as usize
+    };
+    &s[char_offset(s, skip)..]
+}
+
+/// `lpad` / `rpad(s, n, fill)` into `buf`: `s` cut to `n` characters, or
+/// filled to `n` with repeats of `fill` (on the left for `lpad`). An empty
+/// `fill` cannot fill, so `s` stays as it is, as in PostgreSQL.
+pub fn pad(s: &str, n: i64, fill: &str, on_left: bool, buf: &mut String) {
+    let n = n.max(0) as usize;
+    let len = s.chars().count();
+    if len >= n || fill.is_empty() {
+        buf.push_str(&s[..char_offset(s, n)]);
+        return;
+    }
+    let filler = fill.chars().cycle().take(n - len);
+    if on_left {
+        buf.extend(filler);
+        buf.push_str(s);
+    } else {
+        buf.push_str(s);
+        buf.extend(filler);
+    }
+}
+
+/// `split_part(s, delimiter, n)`: the `n`-th field (1-based; from the end
+/// when `n < 0`), or '' where there is none. An empty delimiter leaves one
+/// field, `s`.
+pub fn split_part<'s>(s: &'s str, delimiter: &str, n: i64) -> &'s str {
+    let k = (n.unsigned_abs() as usize).saturating_sub(1);
+    match (n, delimiter.is_empty()) {
+        (0, _) => "",
+        (1 | -1, true) => s,
+        (_, true) => "",
+        (n, false) if n > 0 => s.split(delimiter).nth(k).unwrap_or(""),
+        _ => s.rsplit(delimiter).nth(k).unwrap_or(""),
+    }
+}
+
+#[cfg(test)]
+mod text_function_tests {
+    use super::*;
+
+    #[test]
+    fn left_right_pad_and_split_count_characters_not_bytes() {
+        assert_eq!(left("héllo", 2), "hé");
+        assert_eq!(left("abcd", -1), "abc");
+        assert_eq!(left("ab", 9), "ab");
+        assert_eq!(right("héllo", 3), "llo");
+        assert_eq!(right("abcd", -1), "bcd");
+        assert_eq!(right("abcd", -9), "");
+        let padded = |s, n, fill, l| {
+            let mut b = String::new();
+            pad(s, n, fill, l, &mut b);
+            b
+        };
+        assert_eq!(padded("7", 4, "ab", true), "aba7");
+        assert_eq!(padded("é", 3, "-", false), "é--");
+        assert_eq!(padded("hello", 3, "x", true), "hel");
+        assert_eq!(padded("hi", 5, "", true), "hi");
+        assert_eq!(split_part("a,b,c", ",", 2), "b");
+        assert_eq!(split_part("a,b,c", ",", -1), "c");
+        assert_eq!(split_part("a,b,c", ",", 5), "");
+        assert_eq!(split_part("a,,c", ",", 2), "");
+        assert_eq!(split_part("abc", "", 1), "abc");
+        let a: ArrayRef = Arc::new(StringArray::from(vec![Some("abcb"), None, Some("héb")]));
+        let p = strpos(&a, "b").unwrap();
+        assert_eq!(
+            p.as_primitive::<arrow::datatypes::Int64Type>()
+                .iter()
+                .collect::<Vec<_>>(),
+            [Some(2), None, Some(3)]
+        );
+    }
+}

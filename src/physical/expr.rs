@@ -456,6 +456,17 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
             )))
         }
     };
+    let need_number = |e: &PhysicalExpr| -> Result<()> {
+        if e.data_type.is_numeric() || e.data_type == DataType::Null {
+            Ok(())
+        } else {
+            Err(SlothError::types(format!(
+                "{}() needs a number, got {}",
+                func.name(),
+                e.data_type
+            )))
+        }
+    };
     let out = match func {
         Contains | StartsWith | EndsWith | Like | NotLike => {
             arity(2..=2)?;
@@ -588,6 +599,67 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
                 .map(|a| a.cast_to(&t))
                 .collect::<Result<Vec<_>>>()?;
             return Ok(PhysicalExpr::new(Node::Function(func, args), t));
+        }
+        Math(_) | Power => {
+            arity(if func == Power { 2..=2 } else { 1..=1 })?;
+            let args = args
+                .into_iter()
+                .map(|a| {
+                    need_number(&a)?;
+                    a.cast_to(&DataType::Float64)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(
+                Node::Function(func, args),
+                DataType::Float64,
+            ));
+        }
+        Floor | Ceil | Trunc | Sign => {
+            arity(1..=1)?;
+            need_number(&args[0])?;
+            match (&args[0].data_type, func) {
+                (_, Sign) => DataType::Int64,
+                (DataType::Decimal128(p, _), _) => DataType::Decimal128(*p, 0),
+                (t, _) if t.is_integer() => t.clone(),
+                _ => DataType::Float64,
+            }
+        }
+        Greatest | Least => {
+            arity(1..=usize::MAX)?;
+            let mut t = DataType::Null;
+            for a in &args {
+                t = common_type(&t, &a.data_type).ok_or_else(|| {
+                    SlothError::types(format!(
+                        "{}() arguments have incompatible types {t} and {}",
+                        func.name(),
+                        a.data_type
+                    ))
+                })?;
+            }
+            let args = args
+                .into_iter()
+                .map(|a| a.cast_to(&t))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(Node::Function(func, args), t));
+        }
+        StrPos | Left | Right | Lpad | Rpad | SplitPart | Reverse | Repeat => {
+            let (n, out) = match func {
+                StrPos => (2..=2, DataType::Int64),
+                Reverse => (1..=1, DataType::Utf8),
+                Lpad | Rpad => (2..=3, DataType::Utf8),
+                SplitPart => (3..=3, DataType::Utf8),
+                _ => (2..=2, DataType::Utf8),
+            };
+            arity(n)?;
+            need_string(&args[0])?;
+            // The other arguments are constants (read once per batch).
+            if args[1..].iter().any(|a| a.as_literal().is_none()) {
+                return Err(SlothError::unsupported(format!(
+                    "{}() arguments after the first must be constants",
+                    func.name()
+                )));
+            }
+            out
         }
         Concat => {
             arity(2..=usize::MAX)?;

@@ -8,7 +8,8 @@ use sqlparser::ast::{
 
 use crate::error::{Result, SlothError};
 use crate::expr::{
-    AggFunc, Expr, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit, parse_date32,
+    AggFunc, Expr, MathFunc, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit,
+    parse_date32,
 };
 
 /// Resolves column references of the current scope to internal names.
@@ -160,6 +161,22 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             format: None,
             ..
         } => c(expr)?.cast(data_type_of(data_type)?),
+        ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field } => {
+            if !matches!(
+                field,
+                ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime)
+            ) {
+                return Err(SlothError::unsupported(format!("'{e}'")));
+            }
+            let f = match e {
+                ast::Expr::Ceil { .. } => ScalarFunc::Ceil,
+                _ => ScalarFunc::Floor,
+            };
+            Expr::Function(f, vec![c(expr)?])
+        }
+        ast::Expr::Position { expr, r#in } => {
+            Expr::Function(ScalarFunc::StrPos, vec![c(r#in)?, c(expr)?])
+        }
         ast::Expr::Extract { field, expr, .. } => {
             let f = match field {
                 DateTimeField::Year => ScalarFunc::Year,
@@ -428,8 +445,40 @@ fn rows_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<RowsF
     }
 }
 
+/// `date_part('year', d)`: EXTRACT with the field as a constant string.
+fn date_part(args: Vec<Expr>) -> Result<Expr> {
+    let [Expr::Literal(ScalarValue::Utf8(Some(field))), d] = <[Expr; 2]>::try_from(args)
+        .map_err(|a| SlothError::plan(format!("date_part() takes 2 arguments, got {}", a.len())))?
+    else {
+        return Err(SlothError::plan(
+            "date_part() takes a constant field name, then a date",
+        ));
+    };
+    let f = match field.to_ascii_lowercase().as_str() {
+        "year" | "years" => ScalarFunc::Year,
+        "quarter" => ScalarFunc::Quarter,
+        "month" | "months" => ScalarFunc::Month,
+        "day" | "days" => ScalarFunc::Day,
+        "dow" | "dayofweek" => ScalarFunc::DayOfWeek,
+        "doy" | "dayofyear" => ScalarFunc::DayOfYear,
+        other => {
+            return Err(SlothError::unsupported(format!(
+                "date_part('{other}', ..) (year, quarter, month, day, dow and doy are supported)"
+            )));
+        }
+    };
+    Ok(Expr::Function(f, vec![d]))
+}
+
 fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
     let name = f.name.to_string().to_ascii_lowercase();
+    if matches!(f.args, FunctionArguments::None) && name == "current_date" {
+        // The date when the query is planned, in UTC.
+        let days = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() / 86_400);
+        return Ok(Expr::Literal(ScalarValue::Date32(Some(days as i32))));
+    }
     let FunctionArguments::List(list) = &f.args else {
         return Err(SlothError::unsupported(format!("function call '{f}'")));
     };
@@ -562,6 +611,38 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 Expr::Function(ScalarFunc::Concat, vec![acc, e])
             })
         }
+        "power" | "pow" => scalar(ScalarFunc::Power, args),
+        "ceil" | "ceiling" => scalar(ScalarFunc::Ceil, args),
+        "floor" => scalar(ScalarFunc::Floor, args),
+        "trunc" | "truncate" => scalar(ScalarFunc::Trunc, args),
+        "sign" => scalar(ScalarFunc::Sign, args),
+        "greatest" => scalar(ScalarFunc::Greatest, args),
+        "least" => scalar(ScalarFunc::Least, args),
+        "strpos" | "instr" => scalar(ScalarFunc::StrPos, args),
+        "left" => scalar(ScalarFunc::Left, args),
+        "right" => scalar(ScalarFunc::Right, args),
+        "lpad" => scalar(ScalarFunc::Lpad, args),
+        "rpad" => scalar(ScalarFunc::Rpad, args),
+        "split_part" => scalar(ScalarFunc::SplitPart, args),
+        "reverse" => scalar(ScalarFunc::Reverse, args),
+        "repeat" => scalar(ScalarFunc::Repeat, args),
+        // log(x) is the base-10 logarithm, in PostgreSQL and DuckDB.
+        "log" => scalar(ScalarFunc::Math(MathFunc::Log10), args),
+        "pi" if args.is_empty() => lit(std::f64::consts::PI),
+        "mod" => match <[Expr; 2]>::try_from(args) {
+            Ok([a, b]) => a % b,
+            Err(args) => {
+                return Err(SlothError::plan(format!(
+                    "mod() takes 2 arguments, got {}",
+                    args.len()
+                )));
+            }
+        },
+        "date_part" | "datepart" => date_part(args)?,
+        m if MathFunc::from_name(m).is_some() => scalar(
+            ScalarFunc::Math(MathFunc::from_name(m).expect("matched")),
+            args,
+        ),
         // nullif(a, b): null where a = b, else a.
         "nullif" => match <[Expr; 2]>::try_from(args) {
             Ok([a, b]) => Expr::Case {
