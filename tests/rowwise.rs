@@ -397,3 +397,11 @@ fn math_and_string_functions() {
         "functions",
     );
 }
+
+#[test]
+fn first_in_an_order_and_min_by_with_nulls() {
+    check(
+        "select id1, first(v1 order by v3), last(id3 order by v3 nulls first), first(v2 order by v3 desc), min_by(v1, v3), max_by(id4, v3) from x group by 1",
+        "ordered picks",
+    );
+}

@@ -1371,3 +1371,54 @@ fn math_and_string_functions() {
         ],
     );
 }
+
+/// `first / last(x ORDER BY key)` and `min_by / max_by(x, key)`, against
+/// the same rows found by a join with the groups' extreme keys.
+#[test]
+fn first_and_last_in_an_order_and_min_by_max_by() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // Balances are distinct within a nation, so each pick is one row.
+    let by_join = |agg: &str| {
+        q(&format!(
+            "select c.c_nationkey, c.c_name from customer c join (select c_nationkey k, {agg}(c_acctbal) b from customer group by 1) m on c.c_nationkey = m.k and c.c_acctbal = m.b order by 1"
+        ))
+    };
+    assert_eq!(
+        q(
+            "select c_nationkey, first(c_name order by c_acctbal) from customer group by 1 order by 1"
+        ),
+        by_join("min")
+    );
+    assert_eq!(
+        q(
+            "select c_nationkey, last(c_name order by c_acctbal) from customer group by 1 order by 1"
+        ),
+        by_join("max")
+    );
+    assert_eq!(
+        q("select c_nationkey, min_by(c_name, c_acctbal) from customer group by 1 order by 1"),
+        by_join("min")
+    );
+    assert_eq!(
+        q(
+            "select c_nationkey, max_by(c_name, c_acctbal), first(c_name order by c_acctbal desc) from customer group by 1 order by 1"
+        ),
+        q(
+            "select c.c_nationkey, c.c_name, c.c_name from customer c join (select c_nationkey k, max(c_acctbal) b from customer group by 1) m on c.c_nationkey = m.k and c.c_acctbal = m.b order by 1"
+        )
+    );
+    assert_refused(
+        &c,
+        &[
+            (
+                "select sum(n_nationkey order by n_name) from nation",
+                "first and last take one ORDER BY key",
+            ),
+            (
+                "select first(n_name order by n_regionkey, n_nationkey) from nation",
+                "first and last take one ORDER BY key",
+            ),
+        ],
+    );
+}

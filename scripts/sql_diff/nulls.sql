@@ -151,3 +151,5 @@ select count(*) from t where not (c >= all (select w from u where u.k = t.a))
 select a, a > all (select k from u where k < 0) from t group by 1 order by 1 nulls first
 select count(*) from u where (k, k + 1) in (select a, a + 1 from t where c > 0)
 select count(*) from t where (a, flag) in (select k, w > 0 from u)
+select a, min_by(b, c), max_by(b, c), min_by(s, dt), max_by(dt, b) from t group by a order by a nulls first
+select a, first(b order by c nulls last), last(b order by c nulls first), first(s order by dt asc nulls last) from t where a is not null group by a order by a

@@ -1,5 +1,5 @@
 -- Over TPC-H SF 0.01 (sloth gen tpch --scale 0.01). Expected to differ: integer division,
--- booleans and dates printed differently, first(x ORDER BY ..) refused.
+-- booleans and dates printed differently.
 select n_regionkey, count(*), sum(n_nationkey), min(n_name), max(n_name) from nation group by n_regionkey
 select o_orderstatus, avg(o_totalprice), stddev_samp(o_totalprice), var_samp(o_totalprice), median(o_totalprice) from orders group by 1
 select count(*), count(c_comment), count(distinct c_nationkey) from customer
@@ -144,3 +144,8 @@ select n_name, left(n_name, 3), right(n_name, 2), lpad(n_name, 12, '*'), strpos(
 select c_custkey, floor(c_acctbal), ceil(c_acctbal), trunc(c_acctbal), sign(c_acctbal), round(sqrt(abs(c_acctbal)), 6), greatest(c_acctbal, 0), least(c_acctbal, c_nationkey * 100) from customer order by 1 limit 50
 select degrees(pi()), radians(180), sin(0), cos(0), round(atan(1) * 4, 10)
 select l_orderkey, power(l_quantity, 2), greatest(l_shipdate, l_commitdate, l_receiptdate), least(l_shipmode, l_shipinstruct) from lineitem order by 1, 2 limit 30
+select n_regionkey, first(n_name order by n_name) from nation group by 1
+select n_regionkey, first(n_name order by n_nationkey desc), last(n_name order by n_nationkey), last(n_nationkey order by n_name desc) from nation group by 1
+select o_custkey, min_by(o_orderkey, o_totalprice), max_by(o_orderdate, o_totalprice), arg_min(o_orderpriority, o_orderdate) from orders where o_custkey < 200 group by 1
+select l_returnflag, max_by(l_orderkey * 10 + l_linenumber, l_extendedprice), min_by(l_shipmode, l_extendedprice) from lineitem group by 1
+select first(c_name order by c_acctbal desc), last(c_name order by c_acctbal desc), min_by(c_name, c_acctbal) from customer

@@ -126,6 +126,21 @@ pub enum AggFunc {
     Quantile(f64),
     /// Pearson correlation of two columns.
     Corr,
+    /// `(x, key)`: x of the row whose key comes first in `order` (SQL's
+    /// `first(x ORDER BY key)`; `min_by` / `max_by` skip rows with nulls).
+    FirstBy(KeyOrder),
+}
+
+/// How [`AggFunc::FirstBy`] orders its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyOrder {
+    /// Largest first.
+    pub descending: bool,
+    /// Null keys before the others.
+    pub nulls_first: bool,
+    /// Rows with a null key or a null value take no part (`min_by` /
+    /// `max_by`, as DuckDB's).
+    pub skip_nulls: bool,
 }
 
 impl AggFunc {
@@ -163,6 +178,18 @@ impl AggFunc {
             AggFunc::Median => "median",
             AggFunc::Quantile(_) => "quantile",
             AggFunc::Corr => "corr",
+            AggFunc::FirstBy(KeyOrder {
+                skip_nulls: true,
+                descending,
+                ..
+            }) => {
+                if *descending {
+                    "max_by"
+                } else {
+                    "min_by"
+                }
+            }
+            AggFunc::FirstBy(_) => "first_by",
         }
     }
 }
@@ -681,7 +708,7 @@ impl Expr {
     pub fn over_window(self, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Result<Expr> {
         match self {
             Expr::Agg {
-                func: func @ (AggFunc::First | AggFunc::Last),
+                func: func @ (AggFunc::First | AggFunc::Last | AggFunc::FirstBy(_)),
                 ..
             } => Err(SlothError::unsupported(format!(
                 "window function '{}' (a partition's rows have no order for it)",

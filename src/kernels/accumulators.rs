@@ -17,7 +17,9 @@ use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 
 mod distinct;
+mod first_by;
 use distinct::{Distinct, DistinctInput};
+use first_by::FirstBy;
 
 /// Aggregate state for all groups of one aggregate expression.
 pub trait Accumulator: Send + Sync {
@@ -135,6 +137,10 @@ pub fn create(
             Box::new(Quantile { q, values: vec![] })
         }
         AggFunc::Corr => Box::new(Corr { state: vec![] }),
+        AggFunc::FirstBy(order) => Box::new(FirstBy::new(
+            order,
+            types.get(1).unwrap_or(&DataType::Null),
+        )?),
         AggFunc::First => Box::new(Pick {
             first: true,
             arrays: vec![],

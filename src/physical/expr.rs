@@ -747,7 +747,13 @@ pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
             }
             DataType::Float64
         }
-        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => input
+        AggFunc::FirstBy(_) if inputs.len() != 2 => {
+            return Err(SlothError::plan(format!(
+                "{}() takes a value and a key",
+                func.name()
+            )));
+        }
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last | AggFunc::FirstBy(_) => input
             .cloned()
             .ok_or_else(|| SlothError::plan(format!("{}() needs an argument", func.name())))?,
     })

@@ -8,8 +8,8 @@ use sqlparser::ast::{
 
 use crate::error::{Result, SlothError};
 use crate::expr::{
-    AggFunc, Expr, MathFunc, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit,
-    parse_date32,
+    AggFunc, Expr, KeyOrder, MathFunc, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc,
+    col, lit, parse_date32,
 };
 
 /// Resolves column references of the current scope to internal names.
@@ -506,8 +506,31 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             "IGNORE/RESPECT NULLS in '{f}'"
         )));
     }
-    if !list.clauses.is_empty() || !matches!(f.parameters, FunctionArguments::None) {
+    if !matches!(f.parameters, FunctionArguments::None) {
         return Err(SlothError::unsupported(format!("function call '{f}'")));
+    }
+    // `first(x ORDER BY key)`: one key, for first and last only.
+    let mut order: Option<SortKey> = None;
+    for clause in &list.clauses {
+        match clause {
+            ast::FunctionArgumentClause::OrderBy(keys)
+                if keys.len() == 1
+                    && matches!(
+                        name.as_str(),
+                        "first" | "first_value" | "last" | "last_value"
+                    ) =>
+            {
+                order = Some(super::planner::sort_key(
+                    convert(&keys[0].expr, r)?,
+                    &keys[0],
+                ));
+            }
+            _ => {
+                return Err(SlothError::unsupported(format!(
+                    "'{clause}' in '{f}' (first and last take one ORDER BY key)"
+                )));
+            }
+        }
     }
     let distinct = matches!(
         list.duplicate_treatment,
@@ -556,6 +579,28 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "variance" | "var_samp" | "var" => agg(AggFunc::Var, args),
         "median" => agg(AggFunc::Median, args),
         "corr" => agg(AggFunc::Corr, args),
+        "first" | "first_value" | "last" | "last_value" if order.is_some() => {
+            let key = order.take().expect("checked");
+            // The last row in an order is the first in the reverse one.
+            let last = name.starts_with("last");
+            let mut args = args;
+            args.push(key.expr);
+            let order = KeyOrder {
+                descending: key.descending != last,
+                nulls_first: key.nulls_last == last,
+                skip_nulls: false,
+            };
+            agg(AggFunc::FirstBy(order), args)
+        }
+        "min_by" | "arg_min" | "max_by" | "arg_max" => {
+            let descending = name.starts_with("max") || name == "arg_max";
+            let order = KeyOrder {
+                descending,
+                nulls_first: false,
+                skip_nulls: true,
+            };
+            agg(AggFunc::FirstBy(order), args)
+        }
         "first" | "first_value" => agg(AggFunc::First, args),
         "last" | "last_value" => agg(AggFunc::Last, args),
         "quantile" | "quantile_cont" | "percentile_cont" => {

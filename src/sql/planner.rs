@@ -949,7 +949,7 @@ fn combine_items(items: Vec<Item>, mut converted: Vec<Expr>) -> Result<(LogicalP
     Ok((Arc::unwrap_or_clone(plan), converted))
 }
 
-fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
+pub(super) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
     let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
     // PostgreSQL's default: nulls sort as larger than any value, so last
     // ascending and first descending (DuckDB puts them last either way).

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::value::Value;
 use crate::error::Result;
-use crate::expr::AggFunc;
+use crate::expr::{AggFunc, KeyOrder};
 
 /// The state of one aggregate for one group.
 #[derive(Debug, Clone)]
@@ -38,6 +38,11 @@ pub enum RowAcc {
     Distinct {
         seen: HashSet<Value>,
         inner: Box<RowAcc>,
+    },
+    /// first(x ORDER BY key), min_by, max_by: the best key so far and its x
+    FirstBy {
+        order: KeyOrder,
+        best: Option<(Value, Value)>,
     },
     /// co-moments for corr
     Corr {
@@ -102,6 +107,7 @@ impl RowAcc {
                 values: vec![],
             },
             AggFunc::Quantile(q) => RowAcc::Values { q, values: vec![] },
+            AggFunc::FirstBy(order) => RowAcc::FirstBy { order, best: None },
             AggFunc::Corr => RowAcc::Corr {
                 n: 0.0,
                 mx: 0.0,
@@ -154,6 +160,28 @@ impl RowAcc {
             RowAcc::Distinct { seen, inner } => {
                 if !v.is_null() && seen.insert(v) {
                     inner.update(args)?;
+                }
+            }
+            RowAcc::FirstBy { order, best } => {
+                let key = args.get(1).cloned().unwrap_or(Value::Null);
+                if (key.is_null() || v.is_null()) && order.skip_nulls {
+                    return Ok(());
+                }
+                let before = |a: &Value, b: &Value| match (a.is_null(), b.is_null()) {
+                    (true, true) => false,
+                    (true, false) => order.nulls_first,
+                    (false, true) => !order.nulls_first,
+                    _ => {
+                        let o = a.sort_cmp(b, true);
+                        if order.descending {
+                            o.is_gt()
+                        } else {
+                            o.is_lt()
+                        }
+                    }
+                };
+                if best.as_ref().is_none_or(|(k, _)| before(&key, k)) {
+                    *best = Some((key, v));
                 }
             }
             RowAcc::Extreme { max, best } => {
@@ -233,6 +261,7 @@ impl RowAcc {
                 Some(v) => Value::Float(v.as_f64().unwrap_or(0.0) / *n as f64),
             },
             RowAcc::Distinct { inner, .. } => inner.finish(),
+            RowAcc::FirstBy { best, .. } => best.as_ref().map_or(Value::Null, |(_, v)| v.clone()),
             RowAcc::Extreme { best, .. } => best.clone().unwrap_or(Value::Null),
             RowAcc::Pick { value, .. } => value.clone().unwrap_or(Value::Null),
             RowAcc::Moments { std, n, m2, .. } => {
