@@ -405,3 +405,11 @@ fn first_in_an_order_and_min_by_with_nulls() {
         "ordered picks",
     );
 }
+
+#[test]
+fn string_agg_in_key_order() {
+    check(
+        "select o_custkey, string_agg(o_orderpriority, ',' order by o_orderkey), string_agg(o_orderstatus, '' order by o_totalprice desc) from orders group by 1",
+        "string_agg",
+    );
+}

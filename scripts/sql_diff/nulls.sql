@@ -153,3 +153,4 @@ select count(*) from u where (k, k + 1) in (select a, a + 1 from t where c > 0)
 select count(*) from t where (a, flag) in (select k, w > 0 from u)
 select a, min_by(b, c), max_by(b, c), min_by(s, dt), max_by(dt, b) from t group by a order by a nulls first
 select a, first(b order by c nulls last), last(b order by c nulls first), first(s order by dt asc nulls last) from t where a is not null group by a order by a
+select a, string_agg(s, ',' order by b), string_agg(cast(b as varchar), ';' order by c desc), count(*) from t where a between 0 and 3 and b is not null and c is not null group by a order by a

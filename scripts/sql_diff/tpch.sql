@@ -149,3 +149,7 @@ select n_regionkey, first(n_name order by n_nationkey desc), last(n_name order b
 select o_custkey, min_by(o_orderkey, o_totalprice), max_by(o_orderdate, o_totalprice), arg_min(o_orderpriority, o_orderdate) from orders where o_custkey < 200 group by 1
 select l_returnflag, max_by(l_orderkey * 10 + l_linenumber, l_extendedprice), min_by(l_shipmode, l_extendedprice) from lineitem group by 1
 select first(c_name order by c_acctbal desc), last(c_name order by c_acctbal desc), min_by(c_name, c_acctbal) from customer
+select r_name, string_agg(n_name, ', ' order by n_name) from nation join region on n_regionkey = r_regionkey group by 1
+select string_agg(r_name, '|' order by r_regionkey desc) from region
+select n_regionkey, string_agg(n_nationkey, ',' order by n_name desc), count(*) from nation group by 1
+select o_orderstatus, length(string_agg(o_orderpriority, '' order by o_orderkey)), count(*) from orders group by 1

@@ -129,6 +129,9 @@ pub enum AggFunc {
     /// `(x, key)`: x of the row whose key comes first in `order` (SQL's
     /// `first(x ORDER BY key)`; `min_by` / `max_by` skip rows with nulls).
     FirstBy(KeyOrder),
+    /// `(x, separator [, key])`: the group's non-null values as text,
+    /// joined by the separator, in the key's order (input order without).
+    StringAgg(Option<KeyOrder>),
 }
 
 /// How [`AggFunc::FirstBy`] orders its key.
@@ -190,6 +193,7 @@ impl AggFunc {
                 }
             }
             AggFunc::FirstBy(_) => "first_by",
+            AggFunc::StringAgg(_) => "string_agg",
         }
     }
 }
@@ -708,7 +712,9 @@ impl Expr {
     pub fn over_window(self, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Result<Expr> {
         match self {
             Expr::Agg {
-                func: func @ (AggFunc::First | AggFunc::Last | AggFunc::FirstBy(_)),
+                func:
+                    func
+                    @ (AggFunc::First | AggFunc::Last | AggFunc::FirstBy(_) | AggFunc::StringAgg(_)),
                 ..
             } => Err(SlothError::unsupported(format!(
                 "window function '{}' (a partition's rows have no order for it)",

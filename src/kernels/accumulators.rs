@@ -18,8 +18,10 @@ use crate::expr::AggFunc;
 
 mod distinct;
 mod first_by;
+mod string_agg;
 use distinct::{Distinct, DistinctInput};
 use first_by::FirstBy;
+use string_agg::StringAgg;
 
 /// Aggregate state for all groups of one aggregate expression.
 pub trait Accumulator: Send + Sync {
@@ -82,6 +84,10 @@ pub fn input_types(func: AggFunc, args: &[DataType]) -> Vec<DataType> {
         | AggFunc::Median
         | AggFunc::Quantile(_)
         | AggFunc::Corr => f64s(),
+        // Values and separator as text; the key as it is.
+        AggFunc::StringAgg(_) => (args.iter().enumerate())
+            .map(|(i, t)| if i < 2 { DataType::Utf8 } else { t.clone() })
+            .collect(),
         _ => args.to_vec(),
     }
 }
@@ -137,6 +143,7 @@ pub fn create(
             Box::new(Quantile { q, values: vec![] })
         }
         AggFunc::Corr => Box::new(Corr { state: vec![] }),
+        AggFunc::StringAgg(order) => Box::new(StringAgg::new(order, types.get(2))?),
         AggFunc::FirstBy(order) => Box::new(FirstBy::new(
             order,
             types.get(1).unwrap_or(&DataType::Null),

@@ -747,6 +747,14 @@ pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
             }
             DataType::Float64
         }
+        AggFunc::StringAgg(order) => {
+            if inputs.len() != 2 + order.is_some() as usize {
+                return Err(SlothError::plan(
+                    "string_agg() takes a value and a separator",
+                ));
+            }
+            DataType::Utf8
+        }
         AggFunc::FirstBy(_) if inputs.len() != 2 => {
             return Err(SlothError::plan(format!(
                 "{}() takes a value and a key",

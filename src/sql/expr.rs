@@ -517,7 +517,13 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 if keys.len() == 1
                     && matches!(
                         name.as_str(),
-                        "first" | "first_value" | "last" | "last_value"
+                        "first"
+                            | "first_value"
+                            | "last"
+                            | "last_value"
+                            | "string_agg"
+                            | "listagg"
+                            | "group_concat"
                     ) =>
             {
                 order = Some(super::planner::sort_key(
@@ -527,7 +533,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             }
             _ => {
                 return Err(SlothError::unsupported(format!(
-                    "'{clause}' in '{f}' (first and last take one ORDER BY key)"
+                    "'{clause}' in '{f}' (first, last and string_agg take one ORDER BY key)"
                 )));
             }
         }
@@ -591,6 +597,34 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 skip_nulls: false,
             };
             agg(AggFunc::FirstBy(order), args)
+        }
+        "string_agg" | "listagg" | "group_concat" => {
+            let mut args = args.into_iter().map(|a| a.cast(DataType::Utf8));
+            let (Some(x), sep, None) = (args.next(), args.next(), args.next()) else {
+                return Err(SlothError::plan(format!(
+                    "{name}() takes a value and a separator"
+                )));
+            };
+            // group_concat's separator defaults to a comma (as in MySQL
+            // and SQLite); string_agg's must be given.
+            let sep = match (sep, name.as_str()) {
+                (Some(s), _) => s,
+                (None, "group_concat") => lit(","),
+                (None, _) => {
+                    return Err(SlothError::plan(format!(
+                        "{name}() takes a value and a separator"
+                    )));
+                }
+            };
+            let key = order.take();
+            let order = key.as_ref().map(|k| KeyOrder {
+                descending: k.descending,
+                nulls_first: !k.nulls_last,
+                skip_nulls: false,
+            });
+            let mut args = vec![x, sep];
+            args.extend(key.map(|k| k.expr));
+            agg(AggFunc::StringAgg(order), args)
         }
         "min_by" | "arg_min" | "max_by" | "arg_max" => {
             let descending = name.starts_with("max") || name == "arg_max";

@@ -130,12 +130,16 @@ impl Spec<'_> {
         Ok(Part { table, accs })
     }
 
-    /// True if an aggregate depends on input order (`first`, `last`): then
-    /// partials merge in input order.
+    /// True if an aggregate depends on input order (`first`, `last`,
+    /// `string_agg`, whose ties keep input order): then partials merge in
+    /// input order.
     fn order_sensitive(&self) -> bool {
-        self.aggs
-            .iter()
-            .any(|a| matches!(a.func, AggFunc::First | AggFunc::Last))
+        self.aggs.iter().any(|a| {
+            matches!(
+                a.func,
+                AggFunc::First | AggFunc::Last | AggFunc::StringAgg(_)
+            )
+        })
     }
 
     fn partial(&self) -> Result<Partial> {

@@ -44,6 +44,12 @@ pub enum RowAcc {
         order: KeyOrder,
         best: Option<(Value, Value)>,
     },
+    /// string_agg: the separator, and each value as text with its key
+    StringAgg {
+        order: Option<KeyOrder>,
+        separator: Option<Value>,
+        items: Vec<(Value, Value)>,
+    },
     /// co-moments for corr
     Corr {
         n: f64,
@@ -108,6 +114,11 @@ impl RowAcc {
             },
             AggFunc::Quantile(q) => RowAcc::Values { q, values: vec![] },
             AggFunc::FirstBy(order) => RowAcc::FirstBy { order, best: None },
+            AggFunc::StringAgg(order) => RowAcc::StringAgg {
+                order,
+                separator: None,
+                items: vec![],
+            },
             AggFunc::Corr => RowAcc::Corr {
                 n: 0.0,
                 mx: 0.0,
@@ -167,21 +178,22 @@ impl RowAcc {
                 if (key.is_null() || v.is_null()) && order.skip_nulls {
                     return Ok(());
                 }
-                let before = |a: &Value, b: &Value| match (a.is_null(), b.is_null()) {
-                    (true, true) => false,
-                    (true, false) => order.nulls_first,
-                    (false, true) => !order.nulls_first,
-                    _ => {
-                        let o = a.sort_cmp(b, true);
-                        if order.descending {
-                            o.is_gt()
-                        } else {
-                            o.is_lt()
-                        }
-                    }
-                };
-                if best.as_ref().is_none_or(|(k, _)| before(&key, k)) {
+                if best
+                    .as_ref()
+                    .is_none_or(|(k, _)| key_cmp(&key, k, order).is_lt())
+                {
                     *best = Some((key, v));
+                }
+            }
+            RowAcc::StringAgg {
+                separator, items, ..
+            } => {
+                let sep = args.get(1).cloned().unwrap_or(Value::Null);
+                if separator.is_none() && !sep.is_null() {
+                    *separator = Some(sep);
+                }
+                if !v.is_null() {
+                    items.push((args.get(2).cloned().unwrap_or(Value::Null), v));
                 }
             }
             RowAcc::Extreme { max, best } => {
@@ -261,6 +273,31 @@ impl RowAcc {
                 Some(v) => Value::Float(v.as_f64().unwrap_or(0.0) / *n as f64),
             },
             RowAcc::Distinct { inner, .. } => inner.finish(),
+            RowAcc::StringAgg {
+                order,
+                separator,
+                items,
+            } => {
+                if items.is_empty() {
+                    return Value::Null;
+                }
+                let mut items = items.clone();
+                if let Some(order) = order {
+                    items.sort_by(|a, b| key_cmp(&a.0, &b.0, order));
+                }
+                let sep = match separator {
+                    Some(Value::Str(s)) => s.to_string(),
+                    _ => String::new(),
+                };
+                let texts: Vec<&str> = items
+                    .iter()
+                    .map(|(_, v)| match v {
+                        Value::Str(s) => s.as_ref(),
+                        _ => "",
+                    })
+                    .collect();
+                Value::Str(texts.join(&sep).into())
+            }
             RowAcc::FirstBy { best, .. } => best.as_ref().map_or(Value::Null, |(_, v)| v.clone()),
             RowAcc::Extreme { best, .. } => best.clone().unwrap_or(Value::Null),
             RowAcc::Pick { value, .. } => value.clone().unwrap_or(Value::Null),
@@ -285,6 +322,33 @@ impl RowAcc {
                     Value::Null
                 }
             }
+        }
+    }
+}
+
+/// The order of two keys under `order`: nulls where it puts them, others
+/// by value, reversed when descending.
+fn key_cmp(a: &Value, b: &Value, order: &KeyOrder) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Equal,
+        (true, false) => {
+            if order.nulls_first {
+                Less
+            } else {
+                Greater
+            }
+        }
+        (false, true) => {
+            if order.nulls_first {
+                Greater
+            } else {
+                Less
+            }
+        }
+        _ => {
+            let o = a.sort_cmp(b, true);
+            if order.descending { o.reverse() } else { o }
         }
     }
 }
