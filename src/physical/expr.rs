@@ -581,15 +581,20 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
                 _ => DataType::Float64,
             }
         }
-        Coalesce => {
+        // The arguments' common type, which the function also returns.
+        Coalesce | Greatest | Least => {
             if args.is_empty() {
-                return Err(SlothError::plan("coalesce() needs at least one argument"));
+                return Err(SlothError::plan(format!(
+                    "{}() needs at least one argument",
+                    func.name()
+                )));
             }
             let mut t = DataType::Null;
             for a in &args {
                 t = common_type(&t, &a.data_type).ok_or_else(|| {
                     SlothError::types(format!(
-                        "coalesce() arguments have incompatible types {t} and {}",
+                        "{}() arguments have incompatible types {t} and {}",
+                        func.name(),
                         a.data_type
                     ))
                 })?;
@@ -623,24 +628,6 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
                 (t, _) if t.is_integer() => t.clone(),
                 _ => DataType::Float64,
             }
-        }
-        Greatest | Least => {
-            arity(1..=usize::MAX)?;
-            let mut t = DataType::Null;
-            for a in &args {
-                t = common_type(&t, &a.data_type).ok_or_else(|| {
-                    SlothError::types(format!(
-                        "{}() arguments have incompatible types {t} and {}",
-                        func.name(),
-                        a.data_type
-                    ))
-                })?;
-            }
-            let args = args
-                .into_iter()
-                .map(|a| a.cast_to(&t))
-                .collect::<Result<Vec<_>>>()?;
-            return Ok(PhysicalExpr::new(Node::Function(func, args), t));
         }
         StrPos | Left | Right | Lpad | Rpad | SplitPart | Reverse | Repeat => {
             let (n, out) = match func {

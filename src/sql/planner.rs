@@ -1147,46 +1147,34 @@ fn join_on(
             });
         }
     }
-    let how = if how == JoinType::Cross && !left_on.is_empty() {
-        JoinType::Inner
-    } else {
-        how
+    // An inner join leaves its other conditions to a filter above it. An
+    // outer, semi or anti join keeps them as its pair filter: a pair that
+    // fails it is no match (the preserved side's row then comes out
+    // null-extended), where a filter above the join would drop the row.
+    let (how, filter, above) = match how {
+        JoinType::Inner | JoinType::Cross if left_on.is_empty() => {
+            (JoinType::Cross, None, Expr::conjunction(residual))
+        }
+        JoinType::Inner | JoinType::Cross => (JoinType::Inner, None, Expr::conjunction(residual)),
+        how => {
+            if left_on.is_empty() {
+                // No equality: every pair is a candidate (a nested-loop
+                // join, as a hash join on one constant key).
+                left_on.push(lit(true));
+                right_on.push(lit(true));
+            }
+            (how, Expr::conjunction(residual), None)
+        }
     };
-    if matches!(how, JoinType::Inner | JoinType::Cross) {
-        let how = if left_on.is_empty() {
-            JoinType::Cross
-        } else {
-            JoinType::Inner
-        };
-        let j = LogicalPlan::Join {
-            left,
-            right,
-            left_on,
-            right_on,
-            how,
-            filter: None,
-        };
-        return Ok((Arc::new(j), Expr::conjunction(residual)));
-    }
-    // An outer, semi or anti join keeps its other conditions as the join's
-    // pair filter: a pair that fails it is no match (the preserved side's
-    // row then comes out null-extended), where a filter above the join
-    // would drop the row.
-    if left_on.is_empty() {
-        // No equality: every pair is a candidate (a nested-loop join, as a
-        // hash join on one constant key).
-        left_on.push(lit(true));
-        right_on.push(lit(true));
-    }
     let j = LogicalPlan::Join {
         left,
         right,
         left_on,
         right_on,
         how,
-        filter: Expr::conjunction(residual),
+        filter,
     };
-    Ok((Arc::new(j), None))
+    Ok((Arc::new(j), above))
 }
 
 /// Resolves names in the FROM scope first and then among the select

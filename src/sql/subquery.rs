@@ -99,73 +99,13 @@ impl Resolver for SelectResolver<'_, '_> {
         }
     }
 
-    fn quantified_subquery(
-        &self,
-        x: Expr,
-        op: &ast::BinaryOperator,
-        all: bool,
-        q: &ast::Query,
-    ) -> Result<Expr> {
-        self.quantified(x, op, all, q)
-    }
-
-    fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
-        let sq = self.planner.plan_subquery(q, self.scope)?;
-        let [value] = sq.values.as_slice() else {
-            return Err(SlothError::plan(format!(
-                "a scalar subquery must return one column, got {}",
-                sq.values.len()
-            )));
-        };
-        let value_name = value.clone();
-        if sq.filter.is_some() {
-            return Err(SlothError::unsupported(
-                "a correlated scalar subquery whose correlation is not an equality",
-            ));
-        }
-        let correlated = !sq.keys.is_empty();
-        let how = if correlated {
-            JoinType::Left
-        } else {
-            JoinType::Cross
-        };
-        let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
-        let (plan, right_on, value) = match one_row_aggregate(&sq.plan, &value_name, correlated)? {
-            Some(Empty::Null) => (sq.plan, right_on, col(value_name.as_str())),
-            // A left join leaves unmatched rows null; their count is 0.
-            Some(Empty::Zero) => (
-                sq.plan,
-                right_on,
-                Expr::Function(
-                    ScalarFunc::Coalesce,
-                    vec![col(value_name.as_str()), lit(0i64)],
-                ),
-            ),
-            None => {
-                let (plan, right_on) = at_most_one_row(sq.plan, right_on, &value_name);
-                (plan, right_on, col(value_name.as_str()))
-            }
-        };
-        self.pending.borrow_mut().push(PendingJoin {
-            plan,
-            how,
-            left_on,
-            right_on,
-            filter: None,
-            post_filter: None,
-        });
-        Ok(value)
-    }
-}
-
-impl SelectResolver<'_, '_> {
     /// `x op ALL (q)` / `x op ANY (q)` for an order comparison, or `=` ALL /
     /// `<>` ANY: decided by the count, non-null count, minimum and maximum
     /// of `q`'s values (per correlation key, from a left join), with SQL's
     /// three values. For `>` ALL: true when `q` is empty; else null for a
     /// null `x`; false when some value is at least `x` (`x <= max`); else
     /// null when `q` holds a null; else true. The others mirror it.
-    fn quantified(
+    fn quantified_subquery(
         &self,
         x: Expr,
         op: &ast::BinaryOperator,
@@ -255,6 +195,56 @@ impl SelectResolver<'_, '_> {
             .otherwise(lit(all)))
     }
 
+    fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
+        let sq = self.planner.plan_subquery(q, self.scope)?;
+        let [value] = sq.values.as_slice() else {
+            return Err(SlothError::plan(format!(
+                "a scalar subquery must return one column, got {}",
+                sq.values.len()
+            )));
+        };
+        let value_name = value.clone();
+        if sq.filter.is_some() {
+            return Err(SlothError::unsupported(
+                "a correlated scalar subquery whose correlation is not an equality",
+            ));
+        }
+        let correlated = !sq.keys.is_empty();
+        let how = if correlated {
+            JoinType::Left
+        } else {
+            JoinType::Cross
+        };
+        let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
+        let (plan, right_on, value) = match one_row_aggregate(&sq.plan, &value_name, correlated)? {
+            Some(Empty::Null) => (sq.plan, right_on, col(value_name.as_str())),
+            // A left join leaves unmatched rows null; their count is 0.
+            Some(Empty::Zero) => (
+                sq.plan,
+                right_on,
+                Expr::Function(
+                    ScalarFunc::Coalesce,
+                    vec![col(value_name.as_str()), lit(0i64)],
+                ),
+            ),
+            None => {
+                let (plan, right_on) = at_most_one_row(sq.plan, right_on, &value_name);
+                (plan, right_on, col(value_name.as_str()))
+            }
+        };
+        self.pending.borrow_mut().push(PendingJoin {
+            plan,
+            how,
+            left_on,
+            right_on,
+            filter: None,
+            post_filter: None,
+        });
+        Ok(value)
+    }
+}
+
+impl SelectResolver<'_, '_> {
     /// If `c` is an `[NOT] EXISTS` or `[NOT] IN (subquery)` condition, plans
     /// it as a pending join and returns true.
     pub fn subquery_condition(&self, c: &ast::Expr) -> Result<bool> {
