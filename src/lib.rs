@@ -47,7 +47,7 @@ pub use frame::{DataFrame, LazyFrame};
 pub mod prelude {
     pub use crate::error::{Result, SlothError};
     pub use crate::expr::{
-        Expr, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit, when,
+        Expr, MathFunc, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit, when,
     };
     pub use crate::frame::{DataFrame, LazyFrame};
     pub use crate::optimizer::OptimizerOptions;

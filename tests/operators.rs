@@ -663,3 +663,39 @@ fn a_large_scan_on_the_left_streams_through_a_table_built_on_the_right() {
         assert_eq!(got.len(), expected, "{how:?}");
     }
 }
+
+#[test]
+fn distinct_aggregates_ordered_picks_and_math_from_the_api() {
+    // g: 1, 2, 1, 2, null, 3.
+    let r = rows(
+        &p().agg([
+            col("g").sum().alias("all"),
+            col("g").sum().distinct().alias("distinct"),
+            col("x").min_by(col("f")).alias("min_by"),
+            col("x").max_by(col("f")).alias("max_by"),
+            col("k")
+                .string_agg(
+                    ",",
+                    Some(SortKey {
+                        expr: col("x"),
+                        descending: false,
+                        nulls_last: true,
+                    }),
+                )
+                .alias("ks"),
+        ]),
+    );
+    // min_by/max_by skip (20, null) and (null, 2.5): f = -1.0 is x = 60,
+    // f = 5.0 is x = 50. k by x: a(10) b(20) b(50) c(60), then a (x null).
+    assert_eq!(r, vec!["9|6|60|50|a,b,b,c,a"]);
+    let r = rows(&p().select([
+        col("f").floor().alias("fl"),
+        col("f").ceil().alias("ce"),
+        col("f").sign().alias("sg"),
+        col("f").math(MathFunc::Sqrt).alias("sq"),
+        col("x").pow(lit(2)).alias("p"),
+    ]));
+    assert_eq!(r[3], "4.0|4.0|1|2.0|1600.0");
+    assert_eq!(r[5], "-1.0|-1.0|-1|NaN|3600.0");
+    assert_eq!(r[1], "null|null|null|null|400.0");
+}

@@ -692,6 +692,7 @@ impl Expr {
     func_builders! {
         str_len => Length, to_uppercase => Upper, to_lowercase => Lower,
         year => Year, month => Month, day => Day, abs => Abs,
+        floor => Floor, ceil => Ceil, trunc => Trunc, sign => Sign, reverse => Reverse,
     }
 
     /// This expression's rank-like window: `func() OVER (PARTITION BY partition_by ORDER BY order_by)`.
@@ -867,6 +868,66 @@ impl Expr {
             func: AggFunc::Count,
             args: vec![self],
             distinct: true,
+        }
+    }
+    /// This aggregate over the distinct values of its input (SQL
+    /// `sum(DISTINCT x)`): `col("x").sum().distinct()`. Other expressions
+    /// are returned as they are, and aggregates without a distinct form
+    /// (see [`AggFunc::takes_distinct`]) are refused when planned.
+    pub fn distinct(self) -> Expr {
+        match self {
+            Expr::Agg { func, args, .. } => Expr::Agg {
+                func,
+                args,
+                distinct: true,
+            },
+            other => other,
+        }
+    }
+    /// A float function of this expression: `col("x").math(MathFunc::Sqrt)`.
+    pub fn math(self, f: MathFunc) -> Expr {
+        Expr::Function(ScalarFunc::Math(f), vec![self])
+    }
+    /// `power(self, exponent)`, as floats.
+    pub fn pow(self, exponent: impl Into<Expr>) -> Expr {
+        Expr::Function(ScalarFunc::Power, vec![self, exponent.into()])
+    }
+    /// The value of this expression in the row where `key` is smallest
+    /// (rows with a null key or value skipped; DuckDB's `min_by`).
+    pub fn min_by(self, key: Expr) -> Expr {
+        self.first_by(key, false, true)
+    }
+    /// The value where `key` is largest (DuckDB's `max_by`).
+    pub fn max_by(self, key: Expr) -> Expr {
+        self.first_by(key, true, true)
+    }
+    fn first_by(self, key: Expr, descending: bool, skip_nulls: bool) -> Expr {
+        Expr::Agg {
+            func: AggFunc::FirstBy(KeyOrder {
+                descending,
+                nulls_first: descending,
+                skip_nulls,
+            }),
+            args: vec![self, key],
+            distinct: false,
+        }
+    }
+    /// The non-null values as text joined by `separator`, in `order`'s
+    /// order (input order with `None`): SQL `string_agg`.
+    pub fn string_agg(self, separator: &str, order: Option<SortKey>) -> Expr {
+        let mut args = vec![self.cast(DataType::Utf8), lit(separator)];
+        let order = order.map(|k| {
+            args.push(k.expr);
+            KeyOrder {
+                descending: k.descending,
+                nulls_first: !k.nulls_last,
+                skip_nulls: false,
+            }
+        });
+        Expr::Agg {
+            func: AggFunc::StringAgg(order),
+            args,
+            distinct: false,
         }
     }
     /// Substring test.
