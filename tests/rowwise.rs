@@ -413,3 +413,11 @@ fn string_agg_in_key_order() {
         "string_agg",
     );
 }
+
+#[test]
+fn exists_and_in_as_values() {
+    check(
+        "select c_custkey, exists (select 1 from orders where o_custkey = c_custkey and o_totalprice > 300000), c_nationkey in (select s_nationkey from supplier where s_acctbal > 9000) from customer",
+        "exists and in as values",
+    );
+}

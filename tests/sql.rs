@@ -1454,3 +1454,41 @@ fn string_agg_joins_values_in_order() {
         vec!["ALGERIA+ARGENTINA+BRAZIL|null"]
     );
 }
+
+/// EXISTS and IN (subquery) as values, not WHERE conditions: per outer row
+/// true, false or (IN) null, against counts and hand cases.
+#[test]
+fn exists_and_in_subqueries_as_values() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    // Nations with a supplier whose balance is over 9000.
+    assert_eq!(
+        q(
+            "select n_nationkey, exists (select 1 from supplier where s_nationkey = n_nationkey and s_acctbal > 9000) from nation order by 1"
+        ),
+        q(
+            "select n_nationkey, (select count(*) from supplier where s_nationkey = n_nationkey and s_acctbal > 9000) > 0 from nation order by 1"
+        )
+    );
+    assert_eq!(
+        q(
+            "select count(*) from nation where exists (select 1 from supplier where s_nationkey = n_nationkey and s_acctbal > 9000) = not exists (select 1 from supplier where s_nationkey = n_nationkey and s_acctbal > 9000)"
+        ),
+        vec!["0"]
+    );
+    // IN with SQL's nulls: region keys 0..4, plus a null.
+    assert_eq!(
+        q(
+            "select n_nationkey, n_nationkey in (select r_regionkey from region), n_nationkey in (select r_regionkey from region union all select null), n_nationkey not in (select r_regionkey from region where r_regionkey > 9) from nation where n_nationkey in (3, 7) order by 1"
+        ),
+        vec!["3|true|true|true", "7|false|null|true"]
+    );
+    assert_eq!(
+        q(
+            "select case when n_regionkey in (select r_regionkey from region where r_name like 'A%') then 'A' else '-' end k, count(*) from nation group by 1 order by 1"
+        ),
+        q(
+            "select case when r_name like 'A%' then 'A' else '-' end k, count(*) from nation join region on n_regionkey = r_regionkey group by 1 order by 1"
+        )
+    );
+}

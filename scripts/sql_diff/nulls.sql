@@ -154,3 +154,7 @@ select count(*) from t where (a, flag) in (select k, w > 0 from u)
 select a, min_by(b, c), max_by(b, c), min_by(s, dt), max_by(dt, b) from t group by a order by a nulls first
 select a, first(b order by c nulls last), last(b order by c nulls first), first(s order by dt asc nulls last) from t where a is not null group by a order by a
 select a, string_agg(s, ',' order by b), string_agg(cast(b as varchar), ';' order by c desc), count(*) from t where a between 0 and 3 and b is not null and c is not null group by a order by a
+select a, exists (select 1 from u where u.k = t.a) e, not exists (select 1 from u where u.k = t.a and u.w > 0) ne, count(*) from t group by 1, 2, 3 order by 1 nulls first
+select a, a in (select k from u) i, a not in (select k from u where k is not null) ni, count(*) from t group by 1, 2, 3 order by 1 nulls first
+select a, a in (select k from u where u.v like 'v1%') i, count(*) from t group by 1, 2 order by 1 nulls first
+select a, exists (select 1 from u where u.k > 100) from t group by 1 order by 1 nulls first

@@ -22,6 +22,13 @@ pub trait Resolver {
             "subquery '({q})' in this position"
         )))
     }
+    /// `[NOT] EXISTS (q)` or `x [NOT] IN (q)` as a value (not a WHERE
+    /// condition, which becomes a semi or anti join).
+    fn subquery_predicate(&self, e: &ast::Expr) -> Result<Expr> {
+        Err(SlothError::unsupported(format!(
+            "EXISTS / IN subqueries in this position (in '{e}')"
+        )))
+    }
     /// `x op ALL (q)` (`all`) or `x op ANY (q)` → an expression for its
     /// (three-valued) truth.
     fn quantified_subquery(
@@ -271,11 +278,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             let all = matches!(e, ast::Expr::AllOp { .. });
             r.quantified_subquery(c(left)?, compare_op, all, q)?
         }
-        ast::Expr::Exists { .. } | ast::Expr::In { .. } => {
-            return Err(SlothError::unsupported(format!(
-                "EXISTS / IN subqueries are supported as top-level WHERE conditions only (in '{e}')"
-            )));
-        }
+        ast::Expr::Exists { .. } | ast::Expr::In { .. } => r.subquery_predicate(e)?,
         other => return Err(SlothError::unsupported(format!("expression '{other}'"))),
     })
 }

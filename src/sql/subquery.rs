@@ -5,6 +5,9 @@
 //!   (TPC-H Q21's `l2.l_suppkey <> l1.l_suppkey`).
 //! - `x IN (q)` → semi join on `x = q.value` (plus correlation).
 //! - `(a, b) IN (q)` → semi join on `a = q.1 AND b = q.2`.
+//! - `EXISTS (q)` / `x IN (q)` as a value (`CASE WHEN EXISTS ..`, a select
+//!   list) → left joins with `q`'s row counts per correlation key and, for
+//!   IN, its `(key, value)` groups (`subquery_predicate`).
 //! - `x op ALL / ANY (q)` for an order comparison, `= ALL` and `<> ANY` →
 //!   a left join with `q`'s count, non-null count, minimum and maximum per
 //!   correlation key, and a CASE over them (`quantified`).
@@ -105,6 +108,109 @@ impl Resolver for SelectResolver<'_, '_> {
     /// three values. For `>` ALL: true when `q` is empty; else null for a
     /// null `x`; false when some value is at least `x` (`x <= max`); else
     /// null when `q` holds a null; else true. The others mirror it.
+    /// EXISTS reads a count of the subquery's rows per correlation key
+    /// (from a left join); `x IN (q)` reads that count, the count of
+    /// non-null values, and whether a group of `(key, value)` matched `x`:
+    /// true on a match; else false for an empty subquery; else null for a
+    /// null `x` or a null among the values; else false.
+    fn subquery_predicate(&self, e: &ast::Expr) -> Result<Expr> {
+        let (q, negated, x) = match e {
+            ast::Expr::Exists { subquery, negated } => (subquery, *negated, None),
+            ast::Expr::In {
+                expr,
+                target: ast::InTarget::Subquery(q),
+                negated,
+                ..
+            } => (q, *negated, Some(convert(expr, self)?)),
+            other => {
+                return Err(SlothError::unsupported(format!(
+                    "'{other}' in this position"
+                )));
+            }
+        };
+        let sq = self.planner.plan_subquery(q, self.scope)?;
+        if sq.filter.is_some() {
+            return Err(SlothError::unsupported(
+                "a subquery correlated by a non-equality outside a WHERE condition",
+            ));
+        }
+        let id = self.planner.next_id();
+        let [n, nn, hit] = ["__n", "__nn", "__hit"].map(|s| format!("__sq{id}.{s}"));
+        let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
+        let how = if left_on.is_empty() {
+            JoinType::Cross
+        } else {
+            JoinType::Left
+        };
+        let value = match (&x, sq.values.as_slice()) {
+            (None, _) => None,
+            (Some(_), [v]) => Some(col(v.as_str())),
+            (Some(_), values) => {
+                return Err(SlothError::plan(format!(
+                    "IN (subquery) must return one column, got {}",
+                    values.len()
+                )));
+            }
+        };
+        let mut aggs = vec![count_star().alias(n.as_str())];
+        aggs.extend(value.clone().map(|v| {
+            Expr::Agg {
+                func: AggFunc::Count,
+                args: vec![v],
+                distinct: false,
+            }
+            .alias(nn.as_str())
+        }));
+        let mut pending = self.pending.borrow_mut();
+        pending.push(PendingJoin {
+            plan: Arc::new(LogicalPlan::Aggregate {
+                input: sq.plan.clone(),
+                keys: right_on.clone(),
+                aggs,
+            }),
+            how,
+            left_on: left_on.clone(),
+            right_on: right_on.clone(),
+            filter: None,
+            post_filter: None,
+        });
+        let rows = Expr::Function(ScalarFunc::Coalesce, vec![col(n.as_str()), lit(0i64)]);
+        let (Some(x), Some(value)) = (x, value) else {
+            return Ok(if negated {
+                rows.eq(lit(0i64))
+            } else {
+                rows.gt(lit(0i64))
+            });
+        };
+        // The (key, value) groups: a row of x's key and value matches one.
+        let (mut hit_left, mut hit_right) = (left_on, right_on);
+        hit_left.push(x.clone());
+        hit_right.push(value);
+        pending.push(PendingJoin {
+            plan: Arc::new(LogicalPlan::Aggregate {
+                input: sq.plan,
+                keys: hit_right.clone(),
+                aggs: vec![count_star().alias(hit.as_str())],
+            }),
+            how: JoinType::Left,
+            left_on: hit_left,
+            right_on: hit_right,
+            filter: None,
+            post_filter: None,
+        });
+        let null = Expr::Literal(ScalarValue::Boolean(None));
+        let found = when(col(hit.as_str()).is_not_null())
+            .then(lit(true))
+            .when(rows.eq(lit(0i64)))
+            .then(lit(false))
+            .when(x.is_null())
+            .then(null.clone())
+            .when(col(nn.as_str()).lt(col(n.as_str())))
+            .then(null)
+            .otherwise(lit(false));
+        Ok(if negated { found.not() } else { found })
+    }
+
     fn quantified_subquery(
         &self,
         x: Expr,
