@@ -1492,3 +1492,34 @@ fn exists_and_in_subqueries_as_values() {
         )
     );
 }
+
+/// A subquery read inside an aggregate joins before the aggregation (it
+/// used to join after it and fail with "must appear in GROUP BY").
+#[test]
+fn subqueries_inside_aggregates_join_before_the_aggregation() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |s: &str| common::rows_of(&c.sql(s).unwrap().collect().unwrap());
+    assert_eq!(
+        q(
+            "select count(*) filter (where exists (select 1 from supplier where s_nationkey = n_nationkey and s_acctbal > 9000)) from nation"
+        ),
+        q(
+            "select count(*) from nation where exists (select 1 from supplier where s_nationkey = n_nationkey and s_acctbal > 9000)"
+        )
+    );
+    // Each nation's region key, summed: 5 nations in each of regions 0..4.
+    assert_eq!(
+        q(
+            "select sum((select r_regionkey from region where r_regionkey = n_regionkey)) from nation"
+        ),
+        vec!["50"]
+    );
+    assert_eq!(
+        q(
+            "select n_regionkey, max((select count(*) from supplier where s_nationkey = n_nationkey)) from nation group by 1 order by 1"
+        ),
+        q(
+            "select n_regionkey, max(c) from (select n_regionkey, n_nationkey, (select count(*) from supplier where s_nationkey = n_nationkey) c from nation) t group by 1 order by 1"
+        )
+    );
+}

@@ -153,3 +153,7 @@ select r_name, string_agg(n_name, ', ' order by n_name) from nation join region 
 select string_agg(r_name, '|' order by r_regionkey desc) from region
 select n_regionkey, string_agg(n_nationkey, ',' order by n_name desc), count(*) from nation group by 1
 select o_orderstatus, length(string_agg(o_orderpriority, '' order by o_orderkey)), count(*) from orders group by 1
+select count(*) filter (where exists (select 1 from supplier where s_nationkey = n_nationkey and s_acctbal > 9000)) from nation
+select sum((select r_regionkey from region where r_regionkey = n_regionkey)) from nation
+select n_regionkey, sum(case when n_nationkey in (select s_nationkey from supplier where s_acctbal > 9000) then 1 else 0 end), count(*) from nation group by 1 order by 1
+select n_regionkey, max((select count(*) from supplier where s_nationkey = n_nationkey)) from nation group by 1 order by 1

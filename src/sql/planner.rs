@@ -730,12 +730,27 @@ impl<'a> QueryPlanner<'a> {
             };
             let mut keys = keys;
             keys.extend(corr_cols.iter().map(|c| col(c.as_str())));
-            // A scalar subquery of the select list that is also a group key
-            // (`GROUP BY 1`) must be joined before the aggregation.
-            let key_columns: Vec<String> = keys.iter().flat_map(Expr::columns).collect();
+            // A subquery of the select list that is also a group key
+            // (`GROUP BY 1`), or that an aggregate reads (`count(*) FILTER
+            // (WHERE EXISTS ..)`, `sum((SELECT ..))`), must be joined
+            // before the aggregation; the others join after it.
+            let mut early_columns: Vec<String> = keys.iter().flat_map(Expr::columns).collect();
+            let aggregated = items
+                .iter()
+                .map(|(e, _)| e)
+                .chain(having.iter())
+                .chain(qualify.iter())
+                .chain(sort_exprs.iter().map(|(e, _)| e));
+            for e in aggregated {
+                e.visit(&mut |n| {
+                    if matches!(n, Expr::Agg { .. }) {
+                        early_columns.extend(n.columns());
+                    }
+                });
+            }
             let (early, late_pending): (Vec<_>, Vec<_>) = late_pending
                 .into_iter()
-                .partition(|p| p.provides_any(&key_columns));
+                .partition(|p| p.provides_any(&early_columns));
             resolver.pending.borrow_mut().extend(early);
             plan = resolver.apply_pending(plan);
             let mut aggs: Vec<Expr> = Vec::new();
