@@ -721,10 +721,6 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             }
         },
         "date_part" | "datepart" => date_part(args)?,
-        m if MathFunc::from_name(m).is_some() => scalar(
-            ScalarFunc::Math(MathFunc::from_name(m).expect("matched")),
-            args,
-        ),
         // nullif(a, b): null where a = b, else a.
         "nullif" => match <[Expr; 2]>::try_from(args) {
             Ok([a, b]) => Expr::Case {
@@ -738,7 +734,10 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 )));
             }
         },
-        other => return Err(SlothError::unsupported(format!("function '{other}'"))),
+        other => match MathFunc::from_name(other) {
+            Some(m) => scalar(ScalarFunc::Math(m), args),
+            None => return Err(SlothError::unsupported(format!("function '{other}'"))),
+        },
     };
     if distinct && !matches!(call, Expr::Agg { .. }) {
         return Err(SlothError::unsupported(format!(

@@ -137,11 +137,7 @@ impl Resolver for SelectResolver<'_, '_> {
         let id = self.planner.next_id();
         let [n, nn, hit] = ["__n", "__nn", "__hit"].map(|s| format!("__sq{id}.{s}"));
         let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
-        let how = if left_on.is_empty() {
-            JoinType::Cross
-        } else {
-            JoinType::Left
-        };
+        let how = per_key_join(&left_on);
         let value = match (&x, sq.values.as_slice()) {
             (None, _) => None,
             (Some(_), [v]) => Some(col(v.as_str())),
@@ -235,7 +231,6 @@ impl Resolver for SelectResolver<'_, '_> {
         let [n, nn, min, max] = ["__n", "__nn", "__min", "__max"].map(|s| format!("__sq{id}.{s}"));
         let v = col(value.as_str());
         let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
-        let correlated = !left_on.is_empty();
         let agg = |func: AggFunc| Expr::Agg {
             func,
             args: vec![v.clone()],
@@ -278,11 +273,7 @@ impl Resolver for SelectResolver<'_, '_> {
         };
         self.pending.borrow_mut().push(PendingJoin {
             plan: Arc::new(stats),
-            how: if correlated {
-                JoinType::Left
-            } else {
-                JoinType::Cross
-            },
+            how: per_key_join(&left_on),
             left_on,
             right_on,
             filter: None,
@@ -316,12 +307,8 @@ impl Resolver for SelectResolver<'_, '_> {
             ));
         }
         let correlated = !sq.keys.is_empty();
-        let how = if correlated {
-            JoinType::Left
-        } else {
-            JoinType::Cross
-        };
         let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
+        let how = per_key_join(&left_on);
         let (plan, right_on, value) = match one_row_aggregate(&sq.plan, &value_name, correlated)? {
             Some(Empty::Null) => (sq.plan, right_on, col(value_name.as_str())),
             // A left join leaves unmatched rows null; their count is 0.
@@ -423,7 +410,12 @@ impl SelectResolver<'_, '_> {
                 negated,
                 ..
             } => {
-                if let ast::Expr::Tuple(items) = expr.as_ref() {
+                // `x IN (q)` is the one-column case of `(a, b) IN (q)`.
+                let items = match expr.as_ref() {
+                    ast::Expr::Tuple(items) => items.as_slice(),
+                    one => std::slice::from_ref(one),
+                };
+                if !negated || items.len() > 1 {
                     return self.row_in_subquery(items, q, *negated);
                 }
                 let x = convert(expr, self)?;
@@ -439,17 +431,6 @@ impl SelectResolver<'_, '_> {
                     sq.keys.into_iter().unzip();
                 left_on.push(x.clone());
                 right_on.push(value.clone());
-                if !negated {
-                    self.pending.borrow_mut().push(PendingJoin {
-                        plan: sq.plan,
-                        how: JoinType::Semi,
-                        left_on,
-                        right_on,
-                        filter: sq.filter,
-                        post_filter: None,
-                    });
-                    return Ok(true);
-                }
                 if left_on.len() > 1 || sq.filter.is_some() {
                     return Err(SlothError::unsupported("correlated NOT IN subqueries"));
                 }
@@ -495,8 +476,8 @@ impl SelectResolver<'_, '_> {
         }
     }
 
-    /// `(a, b, ..) IN (q)`: a semi join on `a = q.1`, `b = q.2`, .. (plus
-    /// the correlation), as `a IN (q)` is for one column.
+    /// `(a, b, ..) IN (q)`, or `a IN (q)` with one item: a semi join on
+    /// `a = q.1`, `b = q.2`, .. (plus the correlation).
     fn row_in_subquery(&self, items: &[ast::Expr], q: &ast::Query, negated: bool) -> Result<bool> {
         if negated {
             // A null in either row makes a component unknown, so NOT IN of
@@ -510,6 +491,12 @@ impl SelectResolver<'_, '_> {
             .map(|i| convert(i, self))
             .collect::<Result<Vec<_>>>()?;
         let sq = self.planner.plan_subquery(q, self.scope)?;
+        if xs.len() == 1 && sq.values.len() != 1 {
+            return Err(SlothError::plan(format!(
+                "IN (subquery) must return one column, got {}",
+                sq.values.len()
+            )));
+        }
         if sq.values.len() != xs.len() {
             return Err(SlothError::plan(format!(
                 "a row of {} values IN a subquery of {} columns",
@@ -550,6 +537,17 @@ impl SelectResolver<'_, '_> {
             }
         }
         plan
+    }
+}
+
+/// How a subquery's per-key result joins the outer rows: a left join on
+/// the correlation keys (outer rows without a match read nulls), or, when
+/// uncorrelated, a cross join with its one row.
+fn per_key_join(outer_keys: &[Expr]) -> JoinType {
+    if outer_keys.is_empty() {
+        JoinType::Cross
+    } else {
+        JoinType::Left
     }
 }
 

@@ -84,8 +84,9 @@ impl Accumulator for StringAgg {
         let batch = self.arrays.len() as u32;
         let x = &values[0];
         self.arrays.push(x.clone());
+        let nulls = x.logical_nulls();
         for (&r, &g) in rows.iter().zip(groups) {
-            if x.is_null(r as usize) {
+            if nulls.as_ref().is_some_and(|n| n.is_null(r as usize)) {
                 continue;
             }
             let key = match &keys {
