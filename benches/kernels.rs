@@ -16,8 +16,8 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Decimal128Array, Float64Array, RecordBatch};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sloth::expr::{Expr, ScalarValue, col, lit};
-use sloth::kernels::eval::evaluate_array;
-use sloth::physical::expr::PhysicalExpr;
+use sloth::physical_expr::PhysicalExpr;
+use sloth::physical_expr::eval::evaluate_array;
 
 const ROWS: usize = 8192;
 

@@ -58,6 +58,9 @@ pub enum SlothError {
     /// A plan or argument that makes no sense (e.g. a join with unequal key counts).
     #[error("invalid plan: {0}")]
     Plan(String),
+    /// A setting that does not exist or a value it does not take.
+    #[error("invalid setting: {0}")]
+    Config(String),
     /// Malformed input data (CSV that does not parse, a bad cast at run time).
     #[error("data error: {0}")]
     Data(String),

@@ -25,6 +25,8 @@
 //! # Ok::<(), sloth::SlothError>(())
 //! ```
 
+pub mod config;
+#[cfg(feature = "datagen")]
 pub mod datagen;
 pub mod error;
 pub mod exec;
@@ -35,16 +37,20 @@ pub mod io;
 pub mod kernels;
 pub mod optimizer;
 pub mod physical;
+pub mod physical_expr;
 pub mod plan;
 pub mod profile;
+#[cfg(feature = "datagen")]
 pub mod queries;
 pub mod sql;
 
+pub use config::SessionConfig;
 pub use error::{Result, SlothError};
 pub use frame::{DataFrame, LazyFrame};
 
 /// The names most programs need.
 pub mod prelude {
+    pub use crate::config::{Device, SessionConfig};
     pub use crate::error::{Result, SlothError};
     pub use crate::expr::{
         Expr, MathFunc, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit, when,

@@ -18,6 +18,8 @@ mod gpu;
 mod h2o;
 /// Join build keys that filter the probe side's Parquet scan.
 mod join_key_filter;
+/// The source tree's layers import downward only.
+mod layers;
 /// The LazyFrame programs of `sloth::queries` against their SQL twins.
 mod lazy_queries;
 /// Every operator family on a small table with nulls, in several batches.

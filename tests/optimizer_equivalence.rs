@@ -327,7 +327,8 @@ fn reordered_join_chain_returns_the_same_rows() {
     );
 }
 
-/// The rules of the third session fire on shapes like TPC-H Q7, Q17 and Q18
+/// The semi-join rules and the implied-predicate derivation fire on shapes
+/// like TPC-H Q7, Q17 and Q18
 /// and keep the rows.
 #[test]
 fn semi_join_rules_and_implied_predicates_return_the_same_rows() {

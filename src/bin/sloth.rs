@@ -6,9 +6,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use sloth::optimizer::OptimizerOptions;
 use sloth::sql::{SqlContext, SqlOutput};
-use sloth::{DataFrame, Result, SlothError};
+use sloth::{DataFrame, Result, SessionConfig, SlothError};
 
 // Columnar execution allocates and frees megabyte buffers per batch; glibc
 // hands those back to the kernel (munmap) each time, and page faults took
@@ -149,7 +148,7 @@ enum Command {
         #[arg(long)]
         serve: bool,
         #[command(flatten)]
-        optimizer: OptimizerFlags,
+        session: SessionFlags,
     },
     /// Generate datasets.
     #[command(subcommand)]
@@ -177,16 +176,22 @@ struct Source {
     #[arg(short = 'f', long = "file")]
     file: Option<PathBuf>,
     #[command(flatten)]
-    optimizer: OptimizerFlags,
+    session: SessionFlags,
 }
 
+/// The session's settings (`sloth::SessionConfig`): the flags override
+/// `SLOTH_DEVICE`, `SLOTH_THREADS`, `SLOTH_OPTIMIZER` and
+/// `SLOTH_DISABLED_RULES`, which override the defaults.
 #[derive(Args)]
-struct OptimizerFlags {
-    /// Where group-by operators run: cpu, gpu (CPU fallback when it cannot),
-    /// auto (the GPU when present and the cost model expects a gain), or
-    /// emulate (the GPU kernels' CPU port).
-    #[arg(long, default_value = "auto")]
-    device: String,
+struct SessionFlags {
+    /// Where group-by and join operators run: cpu, gpu (CPU fallback when
+    /// it cannot), auto (the GPU when present and the cost model expects a
+    /// gain), or emulate (the GPU kernels' CPU port). Default: auto.
+    #[arg(long)]
+    device: Option<String>,
+    /// Worker threads per query (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
     /// Switch the optimizer off.
     #[arg(long)]
     no_optimize: bool,
@@ -195,14 +200,23 @@ struct OptimizerFlags {
     disable_rule: Vec<String>,
 }
 
-impl OptimizerFlags {
-    fn options(&self) -> OptimizerOptions {
-        let base = if self.no_optimize {
-            OptimizerOptions::none()
-        } else {
-            OptimizerOptions::default()
-        };
-        self.disable_rule.iter().fold(base, |o, r| o.disable(r))
+impl SessionFlags {
+    fn config(&self) -> Result<SessionConfig> {
+        let mut config = SessionConfig::from_env()?;
+        if let Some(device) = &self.device {
+            config.set("device", device)?;
+        }
+        if let Some(threads) = self.threads {
+            config.threads = threads;
+        }
+        if self.no_optimize {
+            config.optimizer.off = true;
+        }
+        config
+            .optimizer
+            .disabled
+            .extend(self.disable_rule.iter().cloned());
+        Ok(config)
     }
 }
 
@@ -258,9 +272,7 @@ enum Format {
 }
 
 fn context(source: &Source) -> Result<SqlContext> {
-    let mut ctx = SqlContext::new()
-        .with_optimizer(source.optimizer.options())
-        .with_device(source.optimizer.device.parse()?);
+    let mut ctx = SqlContext::new().with_config(source.session.config()?);
     for dir in &source.data {
         ctx.register_dir(dir)?;
     }
@@ -361,18 +373,18 @@ fn write_stdout(text: &str) -> Result<()> {
 }
 
 fn run_statement(
-    ctx: &SqlContext,
+    ctx: &mut SqlContext,
     sql: &str,
     format: Format,
     output: Option<&PathBuf>,
 ) -> Result<()> {
-    match ctx.execute(sql)? {
+    match ctx.execute_mut(sql)? {
         SqlOutput::Frame(df) => emit(&df, format, output),
         SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),
     }
 }
 
-fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
+fn repl(mut ctx: SqlContext, mut format: Format) -> Result<()> {
     let mut rl = rustyline::DefaultEditor::new()
         .map_err(|e| SlothError::Io(std::io::Error::other(e.to_string())))?;
     let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".sloth_history"));
@@ -406,7 +418,7 @@ fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
             match (parts.next(), parts.next()) {
                 (Some(".quit" | ".exit"), _) => break,
                 (Some(".help"), _) => println!(
-                    ".tables            list tables\n.schema NAME       show a table's columns\n.timer on|off      time each statement\n.mode table|csv|json  output format\n.quit              leave"
+                    ".tables            list tables\n.schema NAME       show a table's columns\n.timer on|off      time each statement\n.mode table|csv|json  output format\n.set NAME VALUE    change a setting (also SET name = value;)\n.settings          show the settings (also SHOW ALL;)\n.quit              leave"
                 ),
                 (Some(".tables"), _) => {
                     println!("{}", ctx.table_names().join("\n"));
@@ -422,6 +434,17 @@ fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
                     Err(e) => eprintln!("Error: {e}"),
                 },
                 (Some(".timer"), Some(v)) => timer = v == "on",
+                (Some(".set"), Some(name)) => {
+                    let value = parts.collect::<Vec<_>>().join(" ");
+                    if let Err(e) = ctx.config_mut().set(name, &value) {
+                        eprintln!("Error: {e}");
+                    }
+                }
+                (Some(".settings"), _) => {
+                    for (name, value) in ctx.config().entries() {
+                        println!("{name} = {value}");
+                    }
+                }
                 (Some(".mode"), Some(m)) => match Format::from_str(m, true) {
                     Ok(Format::Parquet) | Err(_) => {
                         eprintln!("Error: unknown mode '{m}' (table, csv, json)")
@@ -440,7 +463,7 @@ fn repl(ctx: SqlContext, mut format: Format) -> Result<()> {
         let sql = std::mem::take(&mut buffer);
         let _ = rl.add_history_entry(sql.trim());
         let start = Instant::now();
-        if let Err(e) = run_statement(&ctx, sql.trim().trim_end_matches(';'), format, None) {
+        if let Err(e) = run_statement(&mut ctx, sql.trim().trim_end_matches(';'), format, None) {
             eprintln!("Error: {e}");
         }
         if timer {
@@ -494,11 +517,9 @@ fn bench(
     (queries, api): (&[PathBuf], Api),
     (runs, serve): (usize, bool),
     (json, results): (Option<PathBuf>, Option<PathBuf>),
-    (optimizer, device): (OptimizerOptions, sloth::gpu::Device),
+    config: SessionConfig,
 ) -> Result<()> {
-    let mut ctx = SqlContext::new()
-        .with_optimizer(optimizer)
-        .with_device(device);
+    let mut ctx = SqlContext::new().with_config(config);
     for d in data {
         ctx.register_dir(d)?;
     }
@@ -657,10 +678,10 @@ fn run(cli: Cli) -> Result<()> {
             format,
             output,
         } => {
-            let ctx = context(&source)?;
+            let mut ctx = context(&source)?;
             match query_text(&source)? {
                 Some(sql) => run_statement(
-                    &ctx,
+                    &mut ctx,
                     sql.trim().trim_end_matches(';'),
                     format,
                     output.as_ref(),
@@ -698,7 +719,7 @@ fn run(cli: Cli) -> Result<()> {
                 row_limit: (rowwise_limit > 0).then_some(rowwise_limit),
                 fusion,
             };
-            let p = sloth::profile::profile(&lf, &options)?;
+            let p = lf.profile_executors(&options)?;
             write_stdout(&p.to_text())?;
             if let Some(path) = json {
                 std::fs::write(&path, p.to_json())?;
@@ -716,16 +737,16 @@ fn run(cli: Cli) -> Result<()> {
             results,
             api,
             serve,
-            optimizer,
+            session,
         } => bench(
             &data,
             (&queries, api),
             (runs, serve),
             (json, results),
-            (optimizer.options(), optimizer.device.parse()?),
+            session.config()?,
         ),
         Command::Gen(g) => generate(g),
-        Command::GpuSweep { max_rows } => sloth::gpu::sweep::run(max_rows),
+        Command::GpuSweep { max_rows } => sloth::queries::gpu_sweep::run(max_rows),
     }
 }
 

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use arrow::record_batch::RecordBatch;
 
+use crate::config::{Device, SessionConfig};
 use crate::error::Result;
-use crate::gpu::Device;
 use crate::physical::PhysicalPlan;
 
 /// What one operator did during a run.
@@ -52,8 +52,8 @@ pub struct ExecContext {
     /// default); off, every operator runs as a step of its own, so its time
     /// can be measured separately.
     pub fuse: bool,
-    /// Where group-by operators run.
-    pub device: Device,
+    /// The session's settings (the device operators run on).
+    pub config: SessionConfig,
     /// Count the bytes each operator outputs (`EXPLAIN ANALYZE`); off, its
     /// `bytes_out` and a scan's `bytes_in` stay 0. Counting walks every
     /// buffer of every batch, 2% of TPC-H Q9's samples.
@@ -75,7 +75,7 @@ impl Default for ExecContext {
         ExecContext {
             metrics: Mutex::new(Vec::new()),
             fuse: true,
-            device: Device::default(),
+            config: SessionConfig::default(),
             count_bytes: false,
             agg_split_groups: columnar::SPLIT_GROUPS,
             shared: Default::default(),
@@ -90,10 +90,10 @@ impl ExecContext {
         self.pages.lock().expect("shared pages lock").clone()
     }
 
-    /// A context that places group-by operators on `device`.
-    pub fn with_device(device: Device) -> Self {
+    /// A context that runs under `config`.
+    pub fn new(config: &SessionConfig) -> Self {
         ExecContext {
-            device,
+            config: config.clone(),
             ..Default::default()
         }
     }
@@ -232,7 +232,7 @@ pub fn execute_with(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<Vec<Record
     *ctx.shared.lock().expect("shared results lock") =
         std::sync::Arc::new(shared::SharedResults::for_plan(plan));
     *ctx.pages.lock().expect("shared pages lock") =
-        std::sync::Arc::new(crate::io::SharedPages::for_plan(plan));
+        std::sync::Arc::new(crate::io::SharedPages::new(plan.parquet_column_readers()));
     let out = run(plan, ctx, &mut next_id, 0).map(|(b, _)| b);
     // The pages never outlive the execution.
     *ctx.pages.lock().expect("shared pages lock") = Default::default();
@@ -274,7 +274,7 @@ fn run_node(
     // A group-by or join the GPU may take: run the inputs, offer the
     // operator to the device, and fall back to the CPU operator with the
     // reason recorded.
-    if wants_gpu(ctx.device, plan) {
+    if wants_gpu(ctx.config.device, plan) {
         let mut inputs = Vec::new();
         let mut child_time = Duration::ZERO;
         for child in plan.children() {
@@ -283,7 +283,7 @@ fn run_node(
             inputs.push(batches);
         }
         let start = Instant::now();
-        let (out, note) = match crate::gpu::try_operator(ctx.device, plan, &inputs)? {
+        let (out, note) = match crate::gpu::try_operator(ctx.config.device, plan, &inputs)? {
             crate::gpu::Outcome::Ran(batch, note) => (vec![batch], note),
             crate::gpu::Outcome::Declined(why) => (columnar::run_operator(plan, inputs, ctx)?, why),
         };

@@ -2,7 +2,7 @@
 //!
 //! Expressions name columns; they are resolved against a schema (and their
 //! operand types coerced) only when the physical planner turns them into
-//! [`crate::physical::expr::PhysicalExpr`]s.
+//! [`crate::physical_expr::PhysicalExpr`]s.
 
 mod literal;
 mod typing;
@@ -14,7 +14,7 @@ use arrow::datatypes::DataType;
 use crate::error::{Result, SlothError};
 
 pub use literal::{ScalarValue, date, number, parse_date32};
-pub use typing::{coerce_binary, common_type};
+pub use typing::{agg_output_type, coerce_binary, common_type, window_output_type};
 
 /// Binary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

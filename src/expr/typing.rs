@@ -9,7 +9,7 @@ use arrow::datatypes::DataType;
 
 use crate::error::{Result, SlothError};
 
-use super::Operator;
+use super::{AggFunc, Operator, WindowFunc};
 
 fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
@@ -153,6 +153,70 @@ fn op_name(op: Operator) -> String {
     .trim_start_matches("(a ")
     .trim_end_matches(" b)")
     .to_string()
+}
+
+/// The output type of a window function over arguments of the given types:
+/// an aggregate's, the argument's for lag / lead, an integer for ranks.
+pub fn window_output_type(func: WindowFunc, args: &[DataType]) -> Result<DataType> {
+    match func {
+        WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => agg_output_type(f, args),
+        WindowFunc::Lag(_) | WindowFunc::Lead(_) => Ok(args[0].clone()),
+        WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank => Ok(DataType::Int64),
+    }
+}
+
+/// The output type of an aggregate over inputs of the given types.
+pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
+    let input = inputs.first();
+    let numeric = |name: &str| -> Result<&DataType> {
+        match input {
+            Some(t) if t.is_numeric() || *t == DataType::Null => Ok(t),
+            Some(t) => Err(SlothError::types(format!(
+                "{name}() needs a numeric column, got {t}"
+            ))),
+            None => Err(SlothError::plan(format!("{name}() needs an argument"))),
+        }
+    };
+    Ok(match func {
+        AggFunc::Count | AggFunc::CountStar | AggFunc::NUnique => DataType::Int64,
+        AggFunc::Sum => match numeric("sum")? {
+            DataType::Decimal128(_, s) => DataType::Decimal128(38, *s),
+            t if t.is_floating() => DataType::Float64,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+                DataType::UInt64
+            }
+            _ => DataType::Int64,
+        },
+        AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median | AggFunc::Quantile(_) => {
+            numeric(func.name())?;
+            DataType::Float64
+        }
+        AggFunc::Corr => {
+            if inputs.len() != 2 || !inputs.iter().all(|t| t.is_numeric()) {
+                return Err(SlothError::types(format!(
+                    "corr() needs two numeric columns, got {inputs:?}"
+                )));
+            }
+            DataType::Float64
+        }
+        AggFunc::StringAgg(order) => {
+            if inputs.len() != 2 + order.is_some() as usize {
+                return Err(SlothError::plan(
+                    "string_agg() takes a value and a separator",
+                ));
+            }
+            DataType::Utf8
+        }
+        AggFunc::FirstBy(_) if inputs.len() != 2 => {
+            return Err(SlothError::plan(format!(
+                "{}() takes a value and a key",
+                func.name()
+            )));
+        }
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last | AggFunc::FirstBy(_) => input
+            .cloned()
+            .ok_or_else(|| SlothError::plan(format!("{}() needs an argument", func.name())))?,
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 use crate::frame::LazyFrame;
 use crate::io;
+use crate::io::text_table::TextTable;
 
 /// Query result: Arrow record batches sharing one schema.
 #[derive(Debug, Clone)]
@@ -120,17 +121,15 @@ impl DataFrame {
                 crate::exec::columnar::slice(self.batches.clone(), n - half, None),
             )
         };
-        let mut table = comfy_table::Table::new();
-        table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-        table.set_header(
+        let mut table = TextTable::new(
             self.schema
                 .fields()
                 .iter()
                 .map(|f| format!("{}\n{}", f.name(), f.data_type()))
-                .collect::<Vec<_>>(),
+                .collect(),
         );
         let options = arrow::util::display::FormatOptions::default().with_null("NULL");
-        let add_rows = |table: &mut comfy_table::Table, batches: &[RecordBatch]| {
+        let add_rows = |table: &mut TextTable, batches: &[RecordBatch]| {
             for b in batches {
                 let formatters: Vec<_> = b
                     .columns()
@@ -150,7 +149,7 @@ impl DataFrame {
         };
         add_rows(&mut table, &head);
         if !tail.is_empty() {
-            table.add_row(self.schema.fields().iter().map(|_| "…").collect::<Vec<_>>());
+            table.add_row(self.schema.fields().iter().map(|_| "…".into()).collect());
             add_rows(&mut table, &tail);
         }
         let mut s = table.to_string();

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
+use crate::config::{Device, OptimizerOptions, SessionConfig};
 use crate::error::{Result, SlothError};
 use crate::exec::{self, ExecContext, NodeMetrics};
 use crate::expr::{Expr, col};
 use crate::frame::DataFrame;
-use crate::gpu::Device;
 use crate::io::{CsvOptions, ScanSource};
-use crate::optimizer::{OptimizerOptions, optimize};
+use crate::optimizer::optimize;
 use crate::physical::planner::create_physical_plan;
 use crate::plan::{JoinType, LogicalPlan, Scan, SortKey};
 
@@ -40,16 +40,14 @@ use crate::plan::{JoinType, LogicalPlan, Scan, SortKey};
 #[derive(Debug, Clone)]
 pub struct LazyFrame {
     plan: Arc<LogicalPlan>,
-    options: OptimizerOptions,
-    device: Device,
+    config: Arc<SessionConfig>,
 }
 
 impl From<LogicalPlan> for LazyFrame {
     fn from(plan: LogicalPlan) -> Self {
         LazyFrame {
             plan: Arc::new(plan),
-            options: OptimizerOptions::default(),
-            device: Device::default(),
+            config: Arc::default(),
         }
     }
 }
@@ -67,8 +65,7 @@ impl LazyFrame {
     fn then(&self, plan: LogicalPlan) -> Self {
         LazyFrame {
             plan: Arc::new(plan),
-            options: self.options.clone(),
-            device: self.device,
+            config: self.config.clone(),
         }
     }
 
@@ -121,21 +118,32 @@ impl LazyFrame {
         self.plan.schema()
     }
 
-    /// Where group-by operators run (default: [`Device::Auto`]).
-    pub fn with_device(mut self, device: Device) -> Self {
-        self.device = device;
+    /// Runs this frame under `config` (device, optimizer rules, threads).
+    pub fn with_config(mut self, config: SessionConfig) -> Self {
+        self.config = Arc::new(config);
         self
+    }
+
+    /// The settings this frame runs under.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// Where group-by and join operators run (default: [`Device::Auto`]).
+    pub fn with_device(self, device: Device) -> Self {
+        let config = self.config.as_ref().clone().with_device(device);
+        self.with_config(config)
     }
 
     /// The device setting.
     pub fn device(&self) -> Device {
-        self.device
+        self.config.device
     }
 
     /// Sets the optimizer options (rules on/off) for this frame.
-    pub fn with_optimizer(mut self, options: OptimizerOptions) -> Self {
-        self.options = options;
-        self
+    pub fn with_optimizer(self, options: OptimizerOptions) -> Self {
+        let config = self.config.as_ref().clone().with_optimizer(options);
+        self.with_config(config)
     }
 
     /// Keeps rows where `predicate` is true (null counts as false).
@@ -398,7 +406,7 @@ impl LazyFrame {
     /// The optimized logical plan.
     pub fn optimized_plan(&self) -> Result<LogicalPlan> {
         self.plan.validate()?;
-        Ok(optimize(&self.plan, &self.options)?.0)
+        Ok(optimize(&self.plan, &self.config.optimizer)?.0)
     }
 
     /// The plan as text: the logical plan, optimized (with the rules that
@@ -409,7 +417,7 @@ impl LazyFrame {
         if !optimized {
             return Ok(format!("Logical plan:\n{}", self.plan));
         }
-        let (plan, fired) = optimize(&self.plan, &self.options)?;
+        let (plan, fired) = optimize(&self.plan, &self.config.optimizer)?;
         let physical = create_physical_plan(&plan)?;
         let mut text = format!(
             "Logical plan:\n{}\nOptimized plan (rules fired: {}):\n{}\nPhysical plan:\n{}",
@@ -422,11 +430,11 @@ impl LazyFrame {
             plan,
             physical
         );
-        let placement = crate::gpu::placement::placement(&plan, self.device)?;
+        let placement = crate::gpu::placement::placement(&plan, self.config.device)?;
         if !placement.is_empty() {
             text.push_str(&format!(
                 "\nDevice placement (--device {}; decided again at run time from the real input sizes):\n",
-                self.device
+                self.config.device
             ));
             for line in placement {
                 text.push_str(&format!("  {line}\n"));
@@ -442,7 +450,7 @@ impl LazyFrame {
 
     /// Runs the query.
     pub fn collect(&self) -> Result<DataFrame> {
-        Ok(self.run(ExecContext::with_device(self.device))?.0)
+        Ok(self.run(ExecContext::new(&self.config))?.0)
     }
 
     /// Runs the query without the optimizer (the reference for its tests).
@@ -455,13 +463,15 @@ impl LazyFrame {
     /// Runs the query and returns the per-operator metrics too, bytes
     /// included.
     pub fn collect_with_metrics(&self) -> Result<(DataFrame, Vec<NodeMetrics>)> {
-        self.run(ExecContext::with_device(self.device).counting_bytes())
+        self.run(ExecContext::new(&self.config).counting_bytes())
     }
 
     fn run(&self, ctx: ExecContext) -> Result<(DataFrame, Vec<NodeMetrics>)> {
         let plan = self.optimized_plan()?;
         let physical = create_physical_plan(&plan)?;
-        let batches = exec::execute_with(&physical, &ctx)?;
+        let batches = self
+            .config
+            .install(|| exec::execute_with(&physical, &ctx))?;
         Ok((DataFrame::new(physical.schema(), batches), ctx.metrics()))
     }
 
@@ -470,6 +480,15 @@ impl LazyFrame {
     pub fn profile(&self) -> Result<String> {
         let (_, metrics) = self.collect_with_metrics()?;
         Ok(crate::profile::format_metrics(&metrics))
+    }
+
+    /// Runs the optimized query row-wise, columnar operator by operator and
+    /// columnar fused, and lines up each operator's figures (`sloth profile`).
+    pub fn profile_executors(
+        &self,
+        options: &crate::profile::ProfileOptions,
+    ) -> Result<crate::profile::Profile> {
+        crate::profile::profile(self.physical_plan()?, options)
     }
 
     /// Runs the query and writes the result as Parquet (atomically).

@@ -15,7 +15,7 @@ use super::{
 use crate::error::Result;
 use crate::expr::AggFunc;
 use crate::physical::AggregateExpr;
-use crate::physical::expr::{Node, PhysicalExpr};
+use crate::physical_expr::{Node, PhysicalExpr};
 
 /// A group-by the kernels can run: integer keys (several are packed into
 /// one, see `key_pack.rs`), and sum, count, mean, min, max over integer or

@@ -14,7 +14,7 @@ use super::{
     join_estimate, lane_column,
 };
 use crate::error::Result;
-use crate::physical::expr::{Node, PhysicalExpr};
+use crate::physical_expr::{Node, PhysicalExpr};
 
 /// The key columns of a join the kernels can run (integer keys; inner,
 /// left, semi or anti; no filter beyond the keys), or why they cannot.

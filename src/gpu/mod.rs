@@ -29,14 +29,11 @@ mod join;
 pub mod key_pack;
 pub mod placement;
 pub mod raw;
-pub mod sweep;
-
-use std::str::FromStr;
 
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow::compute::{cast, concat};
 
-use crate::error::{Result, SlothError};
+use crate::error::Result;
 use group_by::spec;
 pub use group_by::try_group_by;
 use join::join_spec;
@@ -45,45 +42,7 @@ pub use join::try_join;
 /// What the kernels report when a group-by's table fills.
 pub const TABLE_FULL: &str = "hash table full";
 
-/// Where group-by operators run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Device {
-    /// Always the CPU.
-    Cpu,
-    /// The GPU whenever the operator is supported (CPU fallback on failure).
-    Gpu,
-    /// The GPU when present and the cost model expects it to be faster.
-    #[default]
-    Auto,
-    /// The kernels' CPU port (`emulate.rs`): the GPU code path without a GPU.
-    Emulate,
-}
-
-impl FromStr for Device {
-    type Err = SlothError;
-    fn from_str(s: &str) -> Result<Device> {
-        match s {
-            "cpu" => Ok(Device::Cpu),
-            "gpu" => Ok(Device::Gpu),
-            "auto" => Ok(Device::Auto),
-            "emulate" => Ok(Device::Emulate),
-            _ => Err(SlothError::plan(format!(
-                "unknown device '{s}'; devices: cpu, gpu, auto, emulate"
-            ))),
-        }
-    }
-}
-
-impl std::fmt::Display for Device {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Device::Cpu => "cpu",
-            Device::Gpu => "gpu",
-            Device::Auto => "auto",
-            Device::Emulate => "emulate",
-        })
-    }
-}
+pub use crate::config::Device;
 
 /// Whether a usable GPU is present, or why not.
 pub fn availability() -> std::result::Result<String, String> {

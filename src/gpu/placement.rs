@@ -3,7 +3,7 @@
 //! The executor decides per operator at run time, from the sizes of the
 //! inputs it has in hand (`try_operator`). EXPLAIN runs nothing, so it
 //! makes the same decision from the optimizer's row estimates
-//! (`optimizer::cardinality`) and prints it with the cost model's
+//! (`plan::cardinality`) and prints it with the cost model's
 //! estimate, for instance
 //!
 //! ```text
@@ -15,10 +15,10 @@
 
 use super::{Device, availability, operator_estimate, unsupported};
 use crate::error::Result;
-use crate::optimizer::cardinality;
 use crate::physical::PhysicalPlan;
 use crate::physical::planner::create_physical_plan;
 use crate::plan::LogicalPlan;
+use crate::plan::cardinality;
 
 /// One line per group-by and join of the optimized logical `plan`
 /// (pre-order): the operator and where it would run under `device`, why,

@@ -26,8 +26,8 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::dict_codes::DictCodes;
 use crate::error::Result;
-use crate::kernels::eval::{evaluate_mask, keep_rows};
-use crate::physical::expr::PhysicalExpr;
+use crate::physical_expr::PhysicalExpr;
+use crate::physical_expr::eval::{evaluate_mask, keep_rows};
 
 /// Below this kept fraction a row group is decoded late-materialized.
 pub const LATE_MATERIALIZATION_MAX_SELECTIVITY: f64 = 0.2;

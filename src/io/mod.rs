@@ -14,6 +14,7 @@ mod page_reader;
 mod parquet;
 mod shared_pages;
 mod sink;
+pub mod text_table;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -273,7 +274,7 @@ impl ScanSource {
     pub fn units(
         &self,
         projection: Option<&[usize]>,
-        filters: &[crate::physical::expr::PhysicalExpr],
+        filters: &[crate::physical_expr::PhysicalExpr],
         metrics: &Arc<ParquetScanMetrics>,
         pages: Option<&SharedPages>,
     ) -> Result<Vec<ScanUnit>> {
@@ -334,7 +335,7 @@ impl ScanSource {
     pub fn read(
         &self,
         projection: Option<&[usize]>,
-        filters: &[crate::physical::expr::PhysicalExpr],
+        filters: &[crate::physical_expr::PhysicalExpr],
         metrics: &Arc<ParquetScanMetrics>,
         pages: Option<&SharedPages>,
     ) -> Result<Vec<RecordBatch>> {

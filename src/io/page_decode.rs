@@ -981,7 +981,17 @@ mod tests {
     use parquet::file::properties::{WriterProperties, WriterVersion};
 
     use super::*;
-    use crate::datagen::SplitMix64;
+
+    /// Xorshift64: deterministic test values without the `datagen` feature.
+    struct XorShift(u64);
+    impl XorShift {
+        fn next_u64(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
 
     /// Bit-packs `values` in `width` bits, LSB first, as Parquet does.
     fn pack(values: &[u32], width: u32) -> Vec<u8> {
@@ -999,7 +1009,7 @@ mod tests {
 
     #[test]
     fn unpack_reads_every_width_up_to_32_bits() {
-        let mut rng = SplitMix64::new(7);
+        let mut rng = XorShift(7);
         for width in 0..=32u32 {
             let mask = ((1u64 << width) - 1) as u32;
             let values: Vec<u32> = (0..77).map(|_| rng.next_u64() as u32 & mask).collect();
@@ -1109,7 +1119,7 @@ mod tests {
     }
 
     fn random_batch(rows: usize, distinct: u64, null_every: usize) -> RecordBatch {
-        let mut rng = SplitMix64::new(42);
+        let mut rng = XorShift(42);
         let mut next = || rng.next_u64() % distinct;
         let nulls = |i: usize| null_every > 0 && i.is_multiple_of(null_every);
         let ints: Vec<Option<i64>> = (0..rows)

@@ -29,8 +29,8 @@ use super::shared_pages::FilePages;
 use super::{BATCH_SIZE, nullable_schema};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
-use crate::kernels::eval::evaluate_mask;
-use crate::physical::expr::{Node, PhysicalExpr};
+use crate::physical_expr::eval::evaluate_mask;
+use crate::physical_expr::{Node, PhysicalExpr};
 
 /// Counters a Parquet scan fills in (shown by `EXPLAIN ANALYZE`).
 #[derive(Debug, Default)]

@@ -10,7 +10,7 @@
 //! can: zstd took 27-53% of the samples of Q17, Q21 and Q2 (`perf record`,
 //! `sloth bench --runs 10`), a second time for each repeated column.
 //!
-//! Before an execution, [`SharedPages::for_plan`] counts, per file and root
+//! Before an execution, [`SharedPages::new`] takes the count, per file and root
 //! column, the scans that read it. Pages of a column that more than one
 //! scan reads are kept once decompressed, each with the number of reads
 //! still to come; the last reader takes the page out again. A page a scan
@@ -22,7 +22,7 @@
 //! offset in it, and each file mapping seen is held until the execution
 //! ends, so no other file can take its address meanwhile.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bytes::Bytes;
 
 use super::ParquetScanMetrics;
-use crate::physical::PhysicalPlan;
 
 /// Decompressed bytes held at most, over all files of an execution.
 pub const BUDGET: usize = 512 << 20;
@@ -42,41 +41,10 @@ pub struct SharedPages {
 }
 
 impl SharedPages {
-    /// Counts the readers of every Parquet column in `plan`'s scans.
-    ///
-    /// A repeated subtree whose later occurrences reuse the first one's
-    /// output ([`crate::exec`]'s shared subplans: any but a scan or a
-    /// pipeline, which may be streamed instead) reads its files once, so its
-    /// scans count once; counted twice, their pages would wait for a reader
-    /// that never comes.
-    pub fn for_plan(plan: &PhysicalPlan) -> Self {
-        fn walk(
-            p: &PhysicalPlan,
-            seen: &mut HashSet<String>,
-            readers: &mut HashMap<PathBuf, HashMap<usize, usize>>,
-        ) {
-            let reused = !matches!(p, PhysicalPlan::Scan { .. } | PhysicalPlan::Pipeline { .. });
-            if reused && !seen.insert(p.to_string()) {
-                return;
-            }
-            if let PhysicalPlan::Scan {
-                source: super::ScanSource::Parquet { path, schema },
-                projection,
-                ..
-            } = p
-            {
-                let columns = readers.entry(path.clone()).or_default();
-                let all: Vec<usize> = (0..schema.fields().len()).collect();
-                for &c in projection.as_deref().unwrap_or(&all) {
-                    *columns.entry(c).or_default() += 1;
-                }
-            }
-            p.children()
-                .into_iter()
-                .for_each(|c| walk(c, seen, readers));
-        }
-        let mut readers = HashMap::new();
-        walk(plan, &mut HashSet::new(), &mut readers);
+    /// Keeps the pages of the columns read more than once: `readers` counts,
+    /// per file and root column, the scans of an execution that read it
+    /// ([`crate::physical::PhysicalPlan::parquet_column_readers`]).
+    pub fn new(readers: HashMap<PathBuf, HashMap<usize, usize>>) -> Self {
         let held = Arc::new(Mutex::new(Held::default()));
         let files = readers
             .into_iter()
@@ -270,7 +238,7 @@ mod tests {
         assert!(file.column(0, &Default::default()).is_none());
     }
 
-    /// The shared columns `for_plan` finds in `sql`'s plan over a Parquet
+    /// The shared columns `SharedPages::new` keeps for in `sql`'s plan over a Parquet
     /// table `t(a, b, c)`: (root column, readers), sorted.
     fn shared_columns(sql: &str) -> Vec<(usize, usize)> {
         use crate::sql::SqlContext;
@@ -291,7 +259,7 @@ mod tests {
         let mut c = SqlContext::new();
         c.register_dir(dir.path()).unwrap();
         let plan = c.sql(sql).unwrap().physical_plan().unwrap();
-        let pages = SharedPages::for_plan(&plan);
+        let pages = SharedPages::new(plan.parquet_column_readers());
         let mut out: Vec<(usize, usize)> = pages
             .files
             .values()

@@ -76,7 +76,7 @@ pub fn input_types(func: AggFunc, args: &[DataType]) -> Vec<DataType> {
             args.to_vec()
         }
         AggFunc::Sum => {
-            vec![crate::physical::expr::agg_output_type(func, args).unwrap_or(DataType::Int64)]
+            vec![crate::expr::agg_output_type(func, args).unwrap_or(DataType::Int64)]
         }
         AggFunc::Mean
         | AggFunc::Std

@@ -4,9 +4,9 @@
 pub mod accumulators;
 pub mod bloom;
 pub mod date_trunc;
-pub mod eval;
+
 pub mod flat_table;
-pub mod fused;
+
 pub mod hash_table;
 pub mod like;
 pub mod math;

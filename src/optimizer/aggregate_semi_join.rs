@@ -37,10 +37,10 @@
 
 use std::sync::Arc;
 
-use super::cardinality::estimate;
 use super::{OptimizerRule, column_names, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
+use crate::plan::cardinality::estimate;
 use crate::plan::{JoinType, LogicalPlan};
 
 /// The reducing side must be estimated at most this fraction of its

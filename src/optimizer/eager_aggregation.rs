@@ -41,10 +41,10 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Schema};
 
-use super::cardinality::{distinct_bound, estimate};
 use super::{OptimizerRule, column_names};
 use crate::error::Result;
 use crate::expr::{AggFunc, Expr, ScalarFunc, col, lit};
+use crate::plan::cardinality::{distinct_bound, estimate};
 use crate::plan::{JoinType, LogicalPlan};
 
 /// The right side's keys must be estimated to have at most this many

@@ -6,7 +6,7 @@
 //! inputs and the key equalities between them, and finds the left-deep
 //! order without cross products whose joins produce the fewest rows in
 //! total, by dynamic programming over sets of inputs
-//! ([`super::cardinality`] gives the estimates). The new tree is
+//! ([`crate::plan::cardinality`] gives the estimates). The new tree is
 //! used only when its estimated cost, the sum of its intermediate row
 //! counts, is below 90% of the written order's; a projection restores the
 //! original column order.
@@ -32,9 +32,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::OptimizerRule;
-use super::cardinality::{Estimate, distinct_bound, estimate, join_rows};
 use crate::error::Result;
 use crate::expr::{Expr, col};
+use crate::plan::cardinality::{Estimate, distinct_bound, estimate, join_rows};
 use crate::plan::{JoinType, LogicalPlan};
 
 /// See the module documentation.

@@ -8,7 +8,7 @@
 //! on, off, and with each rule off, and compare the results.
 
 mod aggregate_semi_join;
-pub mod cardinality;
+
 mod common_subexpr_eliminate;
 mod eager_aggregation;
 mod eliminate_outer_join;
@@ -20,7 +20,7 @@ mod projection_pushdown;
 mod semi_join_pushdown;
 mod simplify_expressions;
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 
 use crate::error::Result;
 use crate::expr::Expr;
@@ -38,15 +38,7 @@ pub(crate) fn column_names(exprs: &[Expr]) -> Option<Vec<String>> {
         .collect()
 }
 
-/// The input column that the output `name` of `exprs` (a projection's or
-/// an aggregate's grouping expressions) passes on unchanged, maybe under an
-/// alias; `None` when that output is computed or absent.
-pub(crate) fn column_passed_on<'a>(exprs: &'a [Expr], name: &str) -> Option<&'a str> {
-    match exprs.iter().find(|e| e.output_name() == name)?.unalias() {
-        Expr::Column(c) => Some(c),
-        _ => None,
-    }
-}
+pub(crate) use crate::plan::column_passed_on;
 
 /// One rewrite of logical plans.
 pub trait OptimizerRule: Sync {
@@ -77,34 +69,12 @@ pub static FINAL_RULES: &[&dyn OptimizerRule] = &[&join_output_pruning::JoinOutp
 /// Upper bound on passes; plans reach a fixed point in two or three.
 pub const MAX_PASSES: usize = 8;
 
-/// Which rules run.
-#[derive(Debug, Clone, Default)]
-pub struct OptimizerOptions {
-    /// Names of rules that are switched off.
-    pub disabled: Vec<String>,
-    /// Switches the whole optimizer off.
-    pub off: bool,
-}
+pub use crate::config::OptimizerOptions;
 
 impl OptimizerOptions {
-    /// No optimization at all.
-    pub fn none() -> Self {
-        OptimizerOptions {
-            disabled: vec![],
-            off: true,
-        }
-    }
-    /// All rules but `rule`.
-    pub fn disable(mut self, rule: &str) -> Self {
-        self.disabled.push(rule.to_string());
-        self
-    }
-    /// Names of all rules.
+    /// Names of all rules, in the order a pass applies them.
     pub fn rule_names() -> Vec<&'static str> {
         RULES.iter().chain(FINAL_RULES).map(|r| r.name()).collect()
-    }
-    fn enabled(&self, rule: &str) -> bool {
-        !self.off && !self.disabled.iter().any(|d| d == rule)
     }
 }
 

@@ -24,10 +24,10 @@
 
 use std::sync::Arc;
 
-use super::cardinality::{estimate, join_rows};
 use super::{OptimizerRule, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
+use crate::plan::cardinality::{estimate, join_rows};
 use crate::plan::{JoinType, LogicalPlan, join_schema};
 
 /// See the module documentation.

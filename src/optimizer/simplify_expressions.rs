@@ -24,7 +24,7 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use super::OptimizerRule;
 use crate::error::Result;
 use crate::expr::{Expr, Operator, ScalarValue};
-use crate::physical::expr::PhysicalExpr;
+use crate::physical_expr::PhysicalExpr;
 use crate::plan::LogicalPlan;
 
 /// See the module documentation.
@@ -93,7 +93,7 @@ fn evaluate_constant(e: Expr) -> Expr {
     let Ok(batch) = RecordBatch::try_new_with_options(Arc::new(schema), vec![], &options) else {
         return e;
     };
-    match crate::kernels::eval::evaluate_array(&p, &batch) {
+    match crate::physical_expr::eval::evaluate_array(&p, &batch) {
         Ok(a) => match ScalarValue::from_array(&a, 0) {
             // Keep the type exactly: only fold when the literal round-trips it.
             Some(v) if v.data_type() == *a.data_type() => Expr::Literal(v),

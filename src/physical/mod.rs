@@ -5,10 +5,11 @@
 //! [`PhysicalPlan::Pipeline`] that runs batch by batch on all cores; breakers
 //! (aggregate, join build, sort) collect their input.
 
-pub mod expr;
 pub mod planner;
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::compute::SortOptions;
@@ -16,8 +17,8 @@ use arrow::datatypes::{DataType, SchemaRef};
 
 use crate::expr::{AggFunc, WindowFunc};
 use crate::io::{ParquetScanMetrics, ScanSource};
+use crate::physical_expr::PhysicalExpr;
 use crate::plan::JoinType;
-use expr::PhysicalExpr;
 
 /// One step of a fused pipeline.
 #[derive(Debug, Clone)]
@@ -190,6 +191,46 @@ impl PhysicalPlan {
             | PhysicalPlan::Union { schema, .. } => schema.clone(),
             PhysicalPlan::Sort { input, .. } | PhysicalPlan::Slice { input, .. } => input.schema(),
         }
+    }
+
+    /// Counts, per Parquet file and root column, the scans of this plan
+    /// that read it ([`crate::io::SharedPages`] keeps the pages of columns
+    /// read more than once).
+    ///
+    /// A repeated subtree whose later occurrences reuse the first one's
+    /// output ([`crate::exec`]'s shared subplans: any but a scan or a
+    /// pipeline, which may be streamed instead) reads its files once, so its
+    /// scans count once; counted twice, their pages would wait for a reader
+    /// that never comes.
+    pub fn parquet_column_readers(&self) -> HashMap<PathBuf, HashMap<usize, usize>> {
+        fn walk(
+            p: &PhysicalPlan,
+            seen: &mut HashSet<String>,
+            readers: &mut HashMap<PathBuf, HashMap<usize, usize>>,
+        ) {
+            let reused = !matches!(p, PhysicalPlan::Scan { .. } | PhysicalPlan::Pipeline { .. });
+            if reused && !seen.insert(p.to_string()) {
+                return;
+            }
+            if let PhysicalPlan::Scan {
+                source: ScanSource::Parquet { path, schema },
+                projection,
+                ..
+            } = p
+            {
+                let columns = readers.entry(path.clone()).or_default();
+                let all: Vec<usize> = (0..schema.fields().len()).collect();
+                for &c in projection.as_deref().unwrap_or(&all) {
+                    *columns.entry(c).or_default() += 1;
+                }
+            }
+            p.children()
+                .into_iter()
+                .for_each(|c| walk(c, seen, readers));
+        }
+        let mut readers = HashMap::new();
+        walk(self, &mut HashSet::new(), &mut readers);
+        readers
     }
 
     /// Direct inputs.

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use arrow::compute::SortOptions;
 
-use super::expr::{PhysicalExpr, agg_output_type, window_output_type};
 use super::{AggregateExpr, BuildSide, PhysicalPlan, Stage};
 use crate::error::{Result, SlothError};
 use crate::expr::{Expr, WindowFunc, common_type};
+use crate::expr::{agg_output_type, window_output_type};
+use crate::physical_expr::PhysicalExpr;
 use crate::plan::{JoinType, LogicalPlan, join_schema};
 
 /// `k` when `predicate` over `input` keeps only rows with
@@ -80,7 +81,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
                 estimated_rows: scan
                     .source
                     .row_count()
-                    .map(|_| crate::optimizer::cardinality::estimate(plan).rows as usize),
+                    .map(|_| crate::plan::cardinality::estimate(plan).rows as usize),
                 metrics: Default::default(),
             }
         }
@@ -106,7 +107,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
             let columns: Option<Vec<usize>> = exprs
                 .iter()
                 .map(|e| match e.node {
-                    super::expr::Node::Column(i) => Some(i),
+                    crate::physical_expr::Node::Column(i) => Some(i),
                     _ => None,
                 })
                 .collect();

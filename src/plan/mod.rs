@@ -4,6 +4,7 @@
 //! the optimizer rewrites them; the physical planner turns them into
 //! operators. Column names are resolved against [`LogicalPlan::schema`].
 
+pub mod cardinality;
 mod display;
 
 use std::sync::Arc;
@@ -12,8 +13,19 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 
 use crate::error::{Result, SlothError};
 use crate::expr::Expr;
+use crate::expr::window_output_type;
 use crate::io::ScanSource;
-use crate::physical::expr::{expr_field, window_output_type};
+use crate::physical_expr::expr_field;
+
+/// The input column that the output `name` of `exprs` (a projection's or
+/// an aggregate's grouping expressions) passes on unchanged, maybe under an
+/// alias; `None` when that output is computed or absent.
+pub(crate) fn column_passed_on<'a>(exprs: &'a [Expr], name: &str) -> Option<&'a str> {
+    match exprs.iter().find(|e| e.output_name() == name)?.unalias() {
+        Expr::Column(c) => Some(c),
+        _ => None,
+    }
+}
 
 /// Join kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::exec::rowwise::execute_rowwise;
 use crate::exec::{ExecContext, NodeMetrics, execute_with};
-use crate::frame::LazyFrame;
 use crate::io::ScanSource;
 use crate::physical::PhysicalPlan;
 
@@ -113,9 +112,10 @@ fn bytes_saved(plan: &PhysicalPlan) -> usize {
     plan.fused_bytes_saved() + plan.children().into_iter().map(bytes_saved).sum::<usize>()
 }
 
-/// Profiles `lf` (optimized) with both strategies.
-pub fn profile(lf: &LazyFrame, options: &ProfileOptions) -> Result<Profile> {
-    let mut plan = lf.physical_plan()?;
+/// Profiles a physical plan with both strategies
+/// ([`crate::LazyFrame::profile_executors`] profiles a query).
+pub fn profile(plan: PhysicalPlan, options: &ProfileOptions) -> Result<Profile> {
+    let mut plan = plan;
     if let Some(n) = options.row_limit {
         plan = sample(&plan, n)?;
     }

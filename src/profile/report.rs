@@ -4,6 +4,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use super::Profile;
+use crate::io::text_table::TextTable;
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
@@ -39,16 +40,15 @@ impl Profile {
 
     /// A table: per operator row-wise time, columnar time, speedup, rows, bytes.
     pub fn to_text(&self) -> String {
-        let mut t = comfy_table::Table::new();
-        t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-        t.set_header(vec![
+        let header = [
             "operator",
             "rows",
             "bytes",
             "row-wise ms",
             "columnar ms",
             "speedup",
-        ]);
+        ];
+        let mut t = TextTable::new(header.map(String::from).to_vec());
         for op in &self.operators {
             let mut name = format!("{}{}", "  ".repeat(op.depth), op.name);
             if name.chars().count() > 70 {

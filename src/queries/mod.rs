@@ -9,6 +9,7 @@
 //! Tables come from a [`SqlContext`]'s catalog (`register_dir`), so both
 //! front ends read the very same scans.
 
+pub mod gpu_sweep;
 pub mod h2o;
 pub mod tpch;
 
@@ -71,11 +72,7 @@ pub fn lazy_query_for_file(ctx: &SqlContext, file: &Path) -> Result<LazyFrame> {
 }
 
 /// A registered table, as a lazy frame to build on, with the context's
-/// optimizer options and device (every frame built on it inherits them).
+/// settings (every frame built on it inherits them).
 fn table(ctx: &SqlContext, name: &str) -> Result<LazyFrame> {
-    Ok(ctx
-        .table(name)?
-        .clone()
-        .with_optimizer(ctx.optimizer().clone())
-        .with_device(ctx.device()))
+    Ok(ctx.table(name)?.clone().with_config(ctx.config().clone()))
 }

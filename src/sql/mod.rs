@@ -18,10 +18,9 @@ use sqlparser::ast::Statement;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
+use crate::config::{Device, OptimizerOptions, SessionConfig};
 use crate::error::{Result, SlothError};
 use crate::frame::{DataFrame, LazyFrame};
-use crate::gpu::Device;
-use crate::optimizer::OptimizerOptions;
 
 /// Registered tables, by name.
 #[derive(Debug, Clone, Default)]
@@ -30,8 +29,7 @@ pub struct SqlContext {
     /// Files of a registered directory that could not be read, by table
     /// name: the error, reported when a query names the table.
     unreadable: BTreeMap<String, String>,
-    options: OptimizerOptions,
-    device: Device,
+    config: SessionConfig,
 }
 
 /// What a statement produced.
@@ -48,26 +46,43 @@ impl SqlContext {
         Self::default()
     }
 
+    /// Sets the settings queries planned from now on run under.
+    pub fn with_config(mut self, config: SessionConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The settings queries planned here run under.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// The settings, to change for queries planned from now on (the REPL's
+    /// `SET name = value`).
+    pub fn config_mut(&mut self) -> &mut SessionConfig {
+        &mut self.config
+    }
+
     /// Sets the optimizer options for queries planned from now on.
     pub fn with_optimizer(mut self, options: OptimizerOptions) -> Self {
-        self.options = options;
+        self.config.optimizer = options;
         self
     }
 
     /// Sets where group-by operators of queries planned from now on run.
     pub fn with_device(mut self, device: Device) -> Self {
-        self.device = device;
+        self.config.device = device;
         self
     }
 
     /// The optimizer options queries planned here get.
     pub fn optimizer(&self) -> &OptimizerOptions {
-        &self.options
+        &self.config.optimizer
     }
 
     /// Where queries planned here run their group-by operators.
     pub fn device(&self) -> Device {
-        self.device
+        self.config.device
     }
 
     /// Registers a frame under `name` (case-insensitive).
@@ -183,6 +198,50 @@ impl SqlContext {
         }
     }
 
+    /// Runs a statement as [`SqlContext::execute`] does, and also the
+    /// statements that change or show the session's settings:
+    /// `SET name = value` (or `SET name TO value`), `SHOW name` and
+    /// `SHOW ALL` (names: [`crate::config::SETTINGS`]).
+    pub fn execute_mut(&mut self, sql: &str) -> Result<SqlOutput> {
+        let text = sql.trim().trim_end_matches(';').trim();
+        let mut words = text.splitn(2, char::is_whitespace);
+        let verb = words.next().unwrap_or("").to_ascii_lowercase();
+        let rest = words.next().unwrap_or("").trim();
+        match verb.as_str() {
+            "set" => {
+                let (name, value) = rest
+                    .split_once('=')
+                    .or_else(|| rest.split_once(" to "))
+                    .or_else(|| rest.split_once(" TO "))
+                    .ok_or_else(|| {
+                        SlothError::SqlSyntax(format!("expected SET name = value, got '{text}'"))
+                    })?;
+                self.config.set(name.trim(), value)?;
+                Ok(SqlOutput::Text(format!(
+                    "{} = {}",
+                    name.trim().to_ascii_lowercase(),
+                    self.config.get(name.trim())?
+                )))
+            }
+            "show" if rest.eq_ignore_ascii_case("all") => Ok(SqlOutput::Text(
+                self.config
+                    .entries()
+                    .iter()
+                    .map(|(name, value)| format!("{name} = {value}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )),
+            "show"
+                if crate::config::SETTINGS
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case(rest)) =>
+            {
+                Ok(SqlOutput::Text(self.config.get(rest)?))
+            }
+            _ => self.execute(sql),
+        }
+    }
+
     /// Runs a statement: a query, or `EXPLAIN [ANALYZE] query`.
     pub fn execute(&self, sql: &str) -> Result<SqlOutput> {
         match self.parse(sql)? {
@@ -211,9 +270,7 @@ impl SqlContext {
 
     fn plan_query(&self, q: &sqlparser::ast::Query) -> Result<LazyFrame> {
         let plan = planner::QueryPlanner::new(self).plan_query(q)?;
-        let lf = LazyFrame::from(plan)
-            .with_optimizer(self.options.clone())
-            .with_device(self.device);
+        let lf = LazyFrame::from(plan).with_config(self.config.clone());
         lf.logical_plan().validate()?;
         Ok(lf)
     }

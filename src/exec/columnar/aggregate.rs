@@ -31,11 +31,11 @@ use crate::error::Result;
 use crate::expr::AggFunc;
 use crate::io::{Dictionary, Selected};
 use crate::kernels::accumulators::{self, Accumulator};
-use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder, partition_of};
 use crate::kernels::packed_keys::NullKeys;
 use crate::physical::AggregateExpr;
-use crate::physical::expr::PhysicalExpr;
+use crate::physical_expr::PhysicalExpr;
+use crate::physical_expr::eval::evaluate_array;
 
 /// Below this many groups in total the merge runs as one partition.
 const PARALLEL_GROUPS: usize = 1 << 14;

@@ -20,10 +20,10 @@ use super::MorselInput;
 use super::join_build::{BuildTable, NONE};
 use super::join_filter::{BuildKeys, KeyMatchFilter};
 use crate::error::Result;
-use crate::kernels::eval::{evaluate_array, evaluate_mask};
 use crate::kernels::hash_table::KeyEncoder;
-use crate::physical::expr::PhysicalExpr;
 use crate::physical::{BuildSide, join_outputs};
+use crate::physical_expr::PhysicalExpr;
+use crate::physical_expr::eval::{evaluate_array, evaluate_mask};
 use crate::plan::{JoinType, join_schema};
 
 /// What to emit for each side.

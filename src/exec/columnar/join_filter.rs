@@ -36,7 +36,7 @@ use arrow::buffer::BooleanBuffer;
 use super::join_build::{BuildTable, NONE};
 use crate::error::Result;
 use crate::kernels::hash_table::{KeyBatch, KeyEncoder};
-use crate::physical::expr::{Node, PhysicalExpr, RuntimeFilter};
+use crate::physical_expr::{Node, PhysicalExpr, RuntimeFilter};
 
 /// A join's built keys: how probe keys are encoded and the table they are
 /// looked up in. Shared by the join and the filter it pushes down.

@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use super::pipeline::apply_stages;
 use crate::error::Result;
 use crate::io::{ScanFilter, ScanUnit, Selected, SharedPages};
-use crate::physical::expr::{Node, PhysicalExpr};
 use crate::physical::{PhysicalPlan, Stage};
+use crate::physical_expr::{Node, PhysicalExpr};
 
 /// Independent units of input plus the stages each batch goes through.
 pub struct MorselInput {

@@ -7,8 +7,8 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::kernels::eval::{evaluate_array, evaluate_mask, keep_rows};
 use crate::physical::Stage;
+use crate::physical_expr::eval::{evaluate_array, evaluate_mask, keep_rows};
 
 /// Applies `stages` to every batch (in parallel), dropping empty results.
 pub fn run_pipeline(batches: Vec<RecordBatch>, stages: &[Stage]) -> Result<Vec<RecordBatch>> {

@@ -8,8 +8,8 @@ use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
 use crate::io::BATCH_SIZE;
-use crate::kernels::eval::evaluate_array;
-use crate::physical::expr::PhysicalExpr;
+use crate::physical_expr::PhysicalExpr;
+use crate::physical_expr::eval::evaluate_array;
 
 /// Sorts all input rows by `keys`; with `limit`, keeps only the first rows
 /// (arrow's lexsort then does a partial sort: top-k).

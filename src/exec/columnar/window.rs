@@ -33,10 +33,10 @@ use rayon::prelude::*;
 use super::window_aggregate;
 use crate::error::Result;
 use crate::expr::WindowFunc;
-use crate::kernels::eval::evaluate_array;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::kernels::packed_keys::NullKeys;
-use crate::physical::expr::PhysicalExpr;
+use crate::physical_expr::PhysicalExpr;
+use crate::physical_expr::eval::evaluate_array;
 
 /// What a window operator computes.
 pub struct WindowSpec<'a> {

@@ -28,8 +28,8 @@ use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 use crate::kernels::accumulators;
 use crate::kernels::cast_if_needed;
-use crate::kernels::eval::evaluate_array;
-use crate::physical::expr::PhysicalExpr;
+use crate::physical_expr::PhysicalExpr;
+use crate::physical_expr::eval::evaluate_array;
 
 /// One window aggregate over rows already in window order.
 pub(super) struct Spec<'a> {
@@ -132,7 +132,7 @@ impl Spec<'_> {
         let types: Vec<DataType> = values.iter().map(|v| v.data_type().clone()).collect();
         let types = accumulators::input_types(func, &types);
         let values = accumulators::cast_inputs(values, &types)?;
-        let out = crate::physical::expr::agg_output_type(func, &types)?;
+        let out = crate::expr::agg_output_type(func, &types)?;
         let mut acc = accumulators::create(func, false, &types, &out)?;
         acc.update(&values, self.order, groups, num_groups)?;
         acc.finish(num_groups)

@@ -29,7 +29,7 @@ use arrow::row::{RowConverter, SortField};
 use super::window_aggregate::{Spec, means};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, RowsFrame};
-use crate::kernels::eval::evaluate_array;
+use crate::physical_expr::eval::evaluate_array;
 
 impl Spec<'_> {
     /// Each row with the aggregate of the rows of its ROWS `frame`.

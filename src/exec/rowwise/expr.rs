@@ -14,8 +14,8 @@ use chrono::Datelike;
 use super::value::{Row, Value, rescale, to_array};
 use crate::error::{Result, SlothError};
 use crate::expr::{Operator, ScalarFunc};
-use crate::kernels::eval::evaluate_array;
-use crate::physical::expr::{Node, PhysicalExpr, literal_i64};
+use crate::physical_expr::eval::evaluate_array;
+use crate::physical_expr::{Node, PhysicalExpr, literal_i64};
 
 /// Evaluates `expr` on one row of `schema`.
 pub fn eval(expr: &PhysicalExpr, row: &Row, schema: &SchemaRef) -> Result<Value> {
@@ -272,7 +272,7 @@ fn function(
             _ => eval(&args[1], row, schema)?,
         },
         DateTrunc => {
-            let unit = crate::physical::expr::date_trunc_unit(&args[0])?;
+            let unit = crate::physical_expr::date_trunc_unit(&args[0])?;
             match eval(&args[1], row, schema)? {
                 Value::Date(d) => Value::Date(crate::kernels::date_trunc::truncate(d, unit)),
                 _ => Value::Null,

@@ -11,8 +11,8 @@ use super::expr::eval;
 use super::value::{Row, Value};
 use crate::error::Result;
 use crate::expr::{AggFunc, WindowFunc};
-use crate::physical::expr::PhysicalExpr;
 use crate::physical::{AggregateExpr, Stage, join_outputs};
+use crate::physical_expr::PhysicalExpr;
 use crate::plan::JoinType;
 
 /// A tuple-at-a-time operator.

@@ -1,0 +1,300 @@
+//! A session's settings: one [`SessionConfig`] that every front end writes
+//! and every layer reads.
+//!
+//! The CLI's flags, the REPL's `SET name = value` and `.set name value`,
+//! `SLOTH_<NAME>` environment variables and the Rust builders all go
+//! through [`SessionConfig::set`] or the `with_*` methods, so a new setting
+//! is one field, one arm of [`SessionConfig::set`] and its test.
+//!
+//! ```
+//! use sloth::SessionConfig;
+//! let mut config = SessionConfig::default().with_threads(2);
+//! config.set("device", "cpu")?;
+//! assert_eq!(config.get("threads")?, "2");
+//! # Ok::<(), sloth::SlothError>(())
+//! ```
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use crate::error::{Result, SlothError};
+
+/// Where group-by and join operators run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Device {
+    /// Always the CPU.
+    Cpu,
+    /// The GPU whenever the operator is supported (CPU fallback on failure).
+    Gpu,
+    /// The GPU when present and the cost model expects it to be faster.
+    #[default]
+    Auto,
+    /// The kernels' CPU port: the GPU code path without a GPU.
+    Emulate,
+}
+
+impl FromStr for Device {
+    type Err = SlothError;
+    fn from_str(s: &str) -> Result<Device> {
+        match s.to_ascii_lowercase().as_str() {
+            "cpu" => Ok(Device::Cpu),
+            "gpu" => Ok(Device::Gpu),
+            "auto" => Ok(Device::Auto),
+            "emulate" => Ok(Device::Emulate),
+            _ => Err(SlothError::Config(format!(
+                "unknown device '{s}'; devices: cpu, gpu, auto, emulate"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Device::Cpu => "cpu",
+            Device::Gpu => "gpu",
+            Device::Auto => "auto",
+            Device::Emulate => "emulate",
+        })
+    }
+}
+
+/// Which optimizer rules run (rule names: `sloth explain` lists those that
+/// fired; an unknown name is an error when a query is optimized).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptimizerOptions {
+    /// Names of rules that are switched off.
+    pub disabled: Vec<String>,
+    /// Switches the whole optimizer off.
+    pub off: bool,
+}
+
+impl OptimizerOptions {
+    /// No optimization at all.
+    pub fn none() -> Self {
+        OptimizerOptions {
+            disabled: vec![],
+            off: true,
+        }
+    }
+
+    /// These options with `rule` switched off too.
+    pub fn disable(mut self, rule: &str) -> Self {
+        self.disabled.push(rule.to_string());
+        self
+    }
+
+    /// Whether `rule` runs.
+    pub(crate) fn enabled(&self, rule: &str) -> bool {
+        !self.off && !self.disabled.iter().any(|d| d == rule)
+    }
+}
+
+/// The settings of a session: the SQL context, the frames it plans and the
+/// executor that runs them all read one of these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// Where group-by and join operators run.
+    pub device: Device,
+    /// Which optimizer rules run.
+    pub optimizer: OptimizerOptions,
+    /// Worker threads a query's operators run on; 0 is one per core.
+    pub threads: usize,
+}
+
+/// The names [`SessionConfig::set`] takes, each with what it sets.
+pub const SETTINGS: &[(&str, &str)] = &[
+    (
+        "device",
+        "where group-by and join operators run: cpu, gpu, auto, emulate",
+    ),
+    ("threads", "worker threads per query; 0: one per core"),
+    ("optimizer", "on, or off to plan queries as written"),
+    (
+        "disabled_rules",
+        "optimizer rules switched off, comma-separated",
+    ),
+];
+
+impl SessionConfig {
+    /// The defaults: device auto, every optimizer rule on, all cores.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The defaults overridden by any `SLOTH_DEVICE`, `SLOTH_THREADS`,
+    /// `SLOTH_OPTIMIZER` and `SLOTH_DISABLED_RULES` set in the environment.
+    pub fn from_env() -> Result<Self> {
+        let mut config = Self::default();
+        for (name, _) in SETTINGS {
+            let var = format!("SLOTH_{}", name.to_ascii_uppercase());
+            if let Ok(value) = std::env::var(&var) {
+                config.set(name, &value).map_err(|e| match e {
+                    SlothError::Config(why) => SlothError::Config(format!("{var}: {why}")),
+                    other => other,
+                })?;
+            }
+        }
+        Ok(config)
+    }
+
+    /// This config with operators placed on `device`.
+    pub fn with_device(mut self, device: Device) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// This config with these optimizer options.
+    pub fn with_optimizer(mut self, optimizer: OptimizerOptions) -> Self {
+        self.optimizer = optimizer;
+        self
+    }
+
+    /// This config with `threads` worker threads per query (0: all cores).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets one setting by name from text, as `SET name = value` does.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let value = value.trim().trim_matches('\'');
+        match name.to_ascii_lowercase().as_str() {
+            "device" => self.device = value.parse()?,
+            "threads" => {
+                self.threads = value.parse().map_err(|_| {
+                    SlothError::Config(format!("threads must be a whole number, got '{value}'"))
+                })?
+            }
+            "optimizer" => {
+                self.optimizer.off = match value.to_ascii_lowercase().as_str() {
+                    "on" | "true" => false,
+                    "off" | "false" => true,
+                    _ => {
+                        return Err(SlothError::Config(format!(
+                            "optimizer is on or off, got '{value}'"
+                        )));
+                    }
+                }
+            }
+            "disabled_rules" => {
+                self.optimizer.disabled = value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(String::from)
+                    .collect()
+            }
+            _ => return Err(unknown_setting(name)),
+        }
+        Ok(())
+    }
+
+    /// One setting's value as text, as `SET` takes it.
+    pub fn get(&self, name: &str) -> Result<String> {
+        Ok(match name.to_ascii_lowercase().as_str() {
+            "device" => self.device.to_string(),
+            "threads" => self.threads.to_string(),
+            "optimizer" => if self.optimizer.off { "off" } else { "on" }.to_string(),
+            "disabled_rules" => self.optimizer.disabled.join(","),
+            _ => return Err(unknown_setting(name)),
+        })
+    }
+
+    /// Every setting with its value, in [`SETTINGS`] order.
+    pub fn entries(&self) -> Vec<(&'static str, String)> {
+        SETTINGS
+            .iter()
+            .map(|(name, _)| (*name, self.get(name).unwrap_or_default()))
+            .collect()
+    }
+
+    /// Runs `work` on this config's worker threads: the global pool for
+    /// all cores, else a pool of `threads` workers (made once per size).
+    pub(crate) fn install<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        if self.threads == 0 {
+            return work();
+        }
+        match thread_pool(self.threads) {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
+    }
+}
+
+fn unknown_setting(name: &str) -> SlothError {
+    let names: Vec<&str> = SETTINGS.iter().map(|(n, _)| *n).collect();
+    SlothError::Config(format!(
+        "unknown setting '{name}'; settings: {}",
+        names.join(", ")
+    ))
+}
+
+/// A pool of `threads` workers, shared by every query that asks for that
+/// many; `None` when the system refuses to start its threads (the query
+/// then runs on the global pool).
+fn thread_pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(pool) = pools.get(&threads) {
+        return Some(pool.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("sloth-worker-{i}"))
+        .build()
+        .ok()?;
+    let pool = Arc::new(pool);
+    pools.insert(threads, pool.clone());
+    Some(pool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_reads_back_what_was_set() {
+        let mut c = SessionConfig::default();
+        for (name, value) in [
+            ("device", "cpu"),
+            ("threads", "3"),
+            ("optimizer", "off"),
+            ("disabled_rules", "limit_pushdown,join_reorder"),
+        ] {
+            c.set(name, value).unwrap();
+            assert_eq!(c.get(name).unwrap(), value, "{name}");
+        }
+        assert_eq!(c.device, Device::Cpu);
+        assert_eq!(c.threads, 3);
+        assert!(c.optimizer.off);
+        assert_eq!(c.optimizer.disabled, ["limit_pushdown", "join_reorder"]);
+        assert_eq!(c.entries().len(), SETTINGS.len());
+    }
+
+    #[test]
+    fn bad_names_and_values_are_one_line_errors() {
+        let mut c = SessionConfig::default();
+        let unknown = c.set("colour", "red").unwrap_err().to_string();
+        assert!(unknown.contains("unknown setting 'colour'") && unknown.contains("threads"));
+        assert!(c.set("threads", "many").is_err());
+        assert!(c.set("device", "tpu").is_err());
+        assert!(c.set("optimizer", "maybe").is_err());
+        assert_eq!(c, SessionConfig::default(), "a failed set changes nothing");
+    }
+
+    #[test]
+    fn a_sized_pool_runs_the_work_on_that_many_threads() {
+        let c = SessionConfig::default().with_threads(3);
+        assert_eq!(c.install(rayon::current_num_threads), 3);
+        let all = SessionConfig::default();
+        assert_eq!(
+            all.install(rayon::current_num_threads),
+            rayon::current_num_threads()
+        );
+    }
+}

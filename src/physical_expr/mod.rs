@@ -1,0 +1,748 @@
+//! Resolved, type-checked expressions ready to run over record batches.
+//!
+//! This layer sits below the readers ([`crate::io`] evaluates pushed-down
+//! filters with it) and above the array kernels it calls, as DataFusion's
+//! `physical-expr` crate sits below its data sources.
+//!
+//! [`PhysicalExpr::compile`] resolves column names to indices, checks operand
+//! types, and inserts the casts that coercion asks for, so evaluation
+//! ([`eval`]) never looks a name up or decides a type per batch.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, new_empty_array};
+use arrow::datatypes::{DataType, Field, Schema};
+
+use crate::error::{Result, SlothError};
+use crate::expr::{
+    Expr, Operator, ScalarFunc, ScalarValue, agg_output_type, coerce_binary, common_type,
+};
+use fused::FusedExpr;
+
+pub mod eval;
+pub mod fused;
+
+/// A compiled expression node together with its output type.
+#[derive(Debug, Clone)]
+pub struct PhysicalExpr {
+    /// What to compute.
+    pub node: Node,
+    /// The type of the values it produces.
+    pub data_type: DataType,
+}
+
+/// The operations of a [`PhysicalExpr`].
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// Input column by position.
+    Column(usize),
+    /// A constant, as a one-element array.
+    Literal(ArrayRef),
+    /// Binary operator; operands already have the coerced types.
+    Binary(Box<PhysicalExpr>, Operator, Box<PhysicalExpr>),
+    /// Three-valued NOT.
+    Not(Box<PhysicalExpr>),
+    /// Arithmetic negation.
+    Negative(Box<PhysicalExpr>),
+    /// IS NULL.
+    IsNull(Box<PhysicalExpr>),
+    /// IS NOT NULL.
+    IsNotNull(Box<PhysicalExpr>),
+    /// Conversion to `data_type`.
+    Cast(Box<PhysicalExpr>),
+    /// CASE; every branch already has `data_type`.
+    Case(Vec<(PhysicalExpr, PhysicalExpr)>, Option<Box<PhysicalExpr>>),
+    /// IN list of constants of the tested expression's type.
+    InList(Box<PhysicalExpr>, Vec<ArrayRef>, bool),
+    /// Scalar function.
+    Function(ScalarFunc, Vec<PhysicalExpr>),
+    /// An arithmetic tree evaluated in one fused loop.
+    Fused(Arc<FusedExpr>),
+    /// A predicate an operator made at run time (a join's build keys,
+    /// pushed into the scan it probes with), over its arguments.
+    Runtime(Arc<dyn RuntimeFilter>, Vec<PhysicalExpr>),
+}
+
+/// A row predicate known only once a query runs, such as "the join key has
+/// a match on the build side". Never part of a plan: an operator adds it to
+/// its input's scan filters for one execution.
+pub trait RuntimeFilter: Send + Sync + fmt::Debug {
+    /// Which rows of `args` (the node's arguments, evaluated) pass; `None`
+    /// when every row does, or the filter no longer pays for itself.
+    fn mask(&self, args: &[ArrayRef]) -> Result<Option<arrow::array::BooleanArray>>;
+    /// A short description for plans and profiles.
+    fn describe(&self) -> String;
+}
+
+fn column_index(schema: &Schema, name: &str) -> Result<usize> {
+    schema
+        .index_of(name)
+        .map_err(|_| SlothError::ColumnNotFound {
+            name: name.to_string(),
+            available: schema.fields().iter().map(|f| f.name().clone()).collect(),
+        })
+}
+
+impl PhysicalExpr {
+    fn new(node: Node, data_type: DataType) -> Self {
+        PhysicalExpr { node, data_type }
+    }
+
+    /// Wraps in a cast unless the type already matches.
+    pub fn cast_to(self, to: &DataType) -> Result<PhysicalExpr> {
+        if &self.data_type == to {
+            return Ok(self);
+        }
+        if !arrow::compute::can_cast_types(&self.data_type, to) {
+            return Err(SlothError::types(format!(
+                "cannot cast {} to {to}",
+                self.data_type
+            )));
+        }
+        // Constants are cast once here rather than once per batch.
+        if let Node::Literal(array) = &self.node {
+            let cast = crate::physical_expr::eval::sql_cast(array, to)?;
+            return Ok(PhysicalExpr::new(Node::Literal(cast), to.clone()));
+        }
+        Ok(PhysicalExpr::new(Node::Cast(Box::new(self)), to.clone()))
+    }
+
+    /// Compiles `expr` against `schema`; arithmetic trees that can run as
+    /// one fused loop become [`Node::Fused`].
+    pub fn compile(expr: &Expr, schema: &Schema) -> Result<PhysicalExpr> {
+        Ok(Self::compile_tree(expr, schema)?.fuse())
+    }
+
+    /// The largest fusable subtrees of this expression, fused.
+    pub fn fuse(self) -> PhysicalExpr {
+        if let Some(f) = FusedExpr::compile(&self) {
+            return PhysicalExpr::new(Node::Fused(f), self.data_type);
+        }
+        self.map_children(PhysicalExpr::fuse)
+    }
+
+    /// This expression with every fused node replaced by the tree it runs.
+    pub fn unfuse(&self) -> PhysicalExpr {
+        match &self.node {
+            Node::Fused(f) => f.original.unfuse(),
+            _ => self.clone().map_children(|c| c.unfuse()),
+        }
+    }
+
+    /// The input columns this expression reads, ascending, each once.
+    pub fn columns(&self) -> Vec<usize> {
+        fn walk(e: &PhysicalExpr, out: &mut Vec<usize>) {
+            match &e.node {
+                Node::Column(i) => out.push(*i),
+                Node::Fused(f) => walk(&f.original, out),
+                _ => e.children().into_iter().for_each(|c| walk(c, out)),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// This expression over a batch whose columns are laid out differently:
+    /// column `i` becomes column `to(i)`.
+    pub fn remap_columns(&self, to: &impl Fn(usize) -> usize) -> PhysicalExpr {
+        fn go(e: PhysicalExpr, to: &impl Fn(usize) -> usize) -> PhysicalExpr {
+            match e.node {
+                Node::Column(i) => PhysicalExpr::new(Node::Column(to(i)), e.data_type),
+                _ => e.map_children(|c| go(c, to)),
+            }
+        }
+        go(self.unfuse(), to).fuse()
+    }
+
+    /// Calls `f` on every fused node.
+    pub fn visit_fused(&self, f: &mut impl FnMut(&FusedExpr)) {
+        match &self.node {
+            Node::Fused(x) => f(x),
+            _ => self.children().into_iter().for_each(|c| c.visit_fused(f)),
+        }
+    }
+
+    /// The direct operands (a fused node's tree is not looked into).
+    fn children(&self) -> Vec<&PhysicalExpr> {
+        match &self.node {
+            Node::Column(_) | Node::Literal(_) | Node::Fused(_) => vec![],
+            Node::Binary(l, _, r) => vec![l, r],
+            Node::Not(e)
+            | Node::Negative(e)
+            | Node::IsNull(e)
+            | Node::IsNotNull(e)
+            | Node::Cast(e)
+            | Node::InList(e, _, _) => vec![e],
+            Node::Case(branches, otherwise) => branches
+                .iter()
+                .flat_map(|(w, t)| [w, t])
+                .chain(otherwise.as_deref())
+                .collect(),
+            Node::Function(_, args) | Node::Runtime(_, args) => args.iter().collect(),
+        }
+    }
+
+    fn map_children(self, mut f: impl FnMut(PhysicalExpr) -> PhysicalExpr) -> PhysicalExpr {
+        let node = match self.node {
+            Node::Binary(l, op, r) => Node::Binary(Box::new(f(*l)), op, Box::new(f(*r))),
+            Node::Not(e) => Node::Not(Box::new(f(*e))),
+            Node::Negative(e) => Node::Negative(Box::new(f(*e))),
+            Node::IsNull(e) => Node::IsNull(Box::new(f(*e))),
+            Node::IsNotNull(e) => Node::IsNotNull(Box::new(f(*e))),
+            Node::Cast(e) => Node::Cast(Box::new(f(*e))),
+            Node::InList(e, list, negated) => Node::InList(Box::new(f(*e)), list, negated),
+            Node::Case(branches, otherwise) => Node::Case(
+                branches.into_iter().map(|(w, t)| (f(w), f(t))).collect(),
+                otherwise.map(|o| Box::new(f(*o))),
+            ),
+            Node::Function(func, args) => Node::Function(func, args.into_iter().map(f).collect()),
+            Node::Runtime(filter, args) => Node::Runtime(filter, args.into_iter().map(f).collect()),
+            leaf => leaf,
+        };
+        PhysicalExpr::new(node, self.data_type)
+    }
+
+    /// Compiles `expr` against `schema`, operator by operator.
+    fn compile_tree(expr: &Expr, schema: &Schema) -> Result<PhysicalExpr> {
+        Ok(match expr {
+            Expr::Column(name) => {
+                let i = column_index(schema, name)?;
+                PhysicalExpr::new(Node::Column(i), schema.field(i).data_type().clone())
+            }
+            Expr::Literal(v) => literal(v)?,
+            Expr::Alias(e, _) => Self::compile_tree(e, schema)?,
+            Expr::Binary { left, op, right } => {
+                let mut l = Self::compile_tree(left, schema)?;
+                let mut r = Self::compile_tree(right, schema)?;
+                // `interval + date` is computed as `date + interval`.
+                if *op == Operator::Plus && matches!(l.data_type, DataType::Interval(_)) {
+                    std::mem::swap(&mut l, &mut r);
+                }
+                let (mut lt, mut rt) = coerce_binary(*op, &l.data_type, &r.data_type)?;
+                // `column < constant`: bring the constant to the column's own
+                // type when that is exact, rather than casting every row.
+                if op.is_comparison() {
+                    if r.as_literal().is_some() && fits_exactly(&r, &l.data_type, &lt) {
+                        (lt, rt) = (l.data_type.clone(), l.data_type.clone());
+                    } else if l.as_literal().is_some() && fits_exactly(&l, &r.data_type, &rt) {
+                        (lt, rt) = (r.data_type.clone(), r.data_type.clone());
+                    }
+                }
+                let l = l.cast_to(&lt)?;
+                let r = r.cast_to(&rt)?;
+                let out = if op.is_comparison() || matches!(op, Operator::And | Operator::Or) {
+                    DataType::Boolean
+                } else {
+                    arithmetic_type(*op, &lt, &rt)?
+                };
+                PhysicalExpr::new(Node::Binary(Box::new(l), *op, Box::new(r)), out)
+            }
+            Expr::Not(e) => {
+                let e = Self::compile_tree(e, schema)?.expect_boolean("NOT")?;
+                PhysicalExpr::new(Node::Not(Box::new(e)), DataType::Boolean)
+            }
+            Expr::Negative(e) => {
+                let e = Self::compile_tree(e, schema)?;
+                if !(e.data_type.is_numeric() || matches!(e.data_type, DataType::Interval(_))) {
+                    return Err(SlothError::types(format!("cannot negate {}", e.data_type)));
+                }
+                let t = e.data_type.clone();
+                PhysicalExpr::new(Node::Negative(Box::new(e)), t)
+            }
+            Expr::IsNull(e) => PhysicalExpr::new(
+                Node::IsNull(Box::new(Self::compile_tree(e, schema)?)),
+                DataType::Boolean,
+            ),
+            Expr::IsNotNull(e) => PhysicalExpr::new(
+                Node::IsNotNull(Box::new(Self::compile_tree(e, schema)?)),
+                DataType::Boolean,
+            ),
+            Expr::Cast(e, t) => Self::compile_tree(e, schema)?.cast_to(t)?,
+            Expr::Case {
+                when_then,
+                otherwise,
+            } => {
+                let mut branches = Vec::with_capacity(when_then.len());
+                for (w, t) in when_then {
+                    let w = Self::compile_tree(w, schema)?.expect_boolean("CASE WHEN")?;
+                    branches.push((w, Self::compile_tree(t, schema)?));
+                }
+                let otherwise = otherwise
+                    .as_ref()
+                    .map(|o| Self::compile_tree(o, schema))
+                    .transpose()?;
+                let mut out = DataType::Null;
+                for t in branches
+                    .iter()
+                    .map(|(_, t)| &t.data_type)
+                    .chain(otherwise.iter().map(|o| &o.data_type))
+                {
+                    out = common_type(&out, t).ok_or_else(|| {
+                        SlothError::types(format!(
+                            "CASE branches have incompatible types {out} and {t}"
+                        ))
+                    })?;
+                }
+                let branches = branches
+                    .into_iter()
+                    .map(|(w, t)| Ok((w, t.cast_to(&out)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                let otherwise = otherwise
+                    .map(|o| o.cast_to(&out))
+                    .transpose()?
+                    .map(Box::new);
+                PhysicalExpr::new(Node::Case(branches, otherwise), out)
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let e = Self::compile_tree(expr, schema)?;
+                let mut t = e.data_type.clone();
+                let items = list
+                    .iter()
+                    .map(|i| Self::compile_tree(i, schema))
+                    .collect::<Result<Vec<_>>>()?;
+                for i in &items {
+                    t = common_type(&t, &i.data_type).ok_or_else(|| {
+                        SlothError::types(format!(
+                            "IN list item of type {} does not match {t}",
+                            i.data_type
+                        ))
+                    })?;
+                }
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    match item.cast_to(&t)?.node {
+                        Node::Literal(a) => values.push(a),
+                        _ => {
+                            return Err(SlothError::unsupported(
+                                "IN lists of non-constant expressions",
+                            ));
+                        }
+                    }
+                }
+                PhysicalExpr::new(
+                    Node::InList(Box::new(e.cast_to(&t)?), values, *negated),
+                    DataType::Boolean,
+                )
+            }
+            Expr::Function(func, args) => compile_function(*func, args, schema)?,
+            Expr::Agg { .. } => {
+                return Err(SlothError::plan(format!(
+                    "aggregate '{expr}' is only allowed in an aggregation (group_by().agg() or a SQL select with GROUP BY)"
+                )));
+            }
+            Expr::Window { .. } => {
+                return Err(SlothError::plan(format!(
+                    "window function '{expr}' is only allowed in a select list"
+                )));
+            }
+            Expr::Wildcard => {
+                return Err(SlothError::plan(
+                    "'*' is only allowed as a whole select item",
+                ));
+            }
+        })
+    }
+
+    fn expect_boolean(self, context: &str) -> Result<PhysicalExpr> {
+        match self.data_type {
+            DataType::Boolean => Ok(self),
+            DataType::Null => self.cast_to(&DataType::Boolean),
+            ref t => Err(SlothError::types(format!(
+                "{context} needs a Boolean, got {t}"
+            ))),
+        }
+    }
+
+    /// If this is a constant, its one-element array.
+    pub fn as_literal(&self) -> Option<&ArrayRef> {
+        match &self.node {
+            Node::Literal(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// The unit of `date_trunc(unit, date)`: a string constant naming one.
+pub fn date_trunc_unit(unit: &PhysicalExpr) -> Result<crate::kernels::date_trunc::TruncUnit> {
+    let name = literal_string(unit)
+        .flatten()
+        .ok_or_else(|| SlothError::plan("date_trunc() takes a constant unit, such as 'month'"))?;
+    crate::kernels::date_trunc::TruncUnit::parse(&name)
+}
+
+/// True if the constant `lit`, cast to `column` (a decimal with the scale
+/// of the coerced type `common`), keeps its exact value.
+fn fits_exactly(lit: &PhysicalExpr, column: &DataType, common: &DataType) -> bool {
+    let (DataType::Decimal128(_, s1), DataType::Decimal128(_, s2)) = (column, common) else {
+        return false;
+    };
+    if s1 != s2 || !arrow::compute::can_cast_types(&lit.data_type, column) {
+        return false;
+    }
+    let Some(a) = lit.as_literal() else {
+        return false;
+    };
+    let opts = arrow::compute::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let (Ok(direct), Ok(via)) = (
+        arrow::compute::cast_with_options(a, column, &opts),
+        arrow::compute::cast(a, common),
+    ) else {
+        return false;
+    };
+    arrow::compute::cast(&direct, common).is_ok_and(|d| d.as_ref() == via.as_ref())
+}
+
+fn literal(v: &ScalarValue) -> Result<PhysicalExpr> {
+    let a = v.to_array()?;
+    let t = a.data_type().clone();
+    Ok(PhysicalExpr::new(Node::Literal(a), t))
+}
+
+/// Result type of arrow's arithmetic kernel, found by running it on empty
+/// arrays: this stays exactly in step with arrow's decimal precision rules.
+fn arithmetic_type(op: Operator, l: &DataType, r: &DataType) -> Result<DataType> {
+    use arrow::compute::kernels::numeric;
+    let (a, b) = (new_empty_array(l), new_empty_array(r));
+    let out = match op {
+        Operator::Plus => numeric::add(&a, &b),
+        Operator::Minus => numeric::sub(&a, &b),
+        Operator::Multiply => numeric::mul(&a, &b),
+        Operator::Divide => numeric::div(&a, &b),
+        Operator::Modulo => numeric::rem(&a, &b),
+        _ => unreachable!("not arithmetic"),
+    };
+    out.map(|a| a.data_type().clone())
+        .map_err(|e| SlothError::types(format!("cannot compute {l} {op:?} {r}: {e}")))
+}
+
+fn is_stringish(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+    )
+}
+
+fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<PhysicalExpr> {
+    use ScalarFunc::*;
+    let args = args
+        .iter()
+        .map(|a| PhysicalExpr::compile_tree(a, schema))
+        .collect::<Result<Vec<_>>>()?;
+    let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
+        if n.contains(&args.len()) {
+            Ok(())
+        } else {
+            Err(SlothError::plan(format!(
+                "{}() takes {} to {} arguments, got {}",
+                func.name(),
+                n.start(),
+                n.end(),
+                args.len()
+            )))
+        }
+    };
+    let need_string = |e: &PhysicalExpr| -> Result<()> {
+        if is_stringish(&e.data_type) {
+            Ok(())
+        } else {
+            Err(SlothError::types(format!(
+                "{}() needs a string, got {}",
+                func.name(),
+                e.data_type
+            )))
+        }
+    };
+    let need_number = |e: &PhysicalExpr| -> Result<()> {
+        if e.data_type.is_numeric() || e.data_type == DataType::Null {
+            Ok(())
+        } else {
+            Err(SlothError::types(format!(
+                "{}() needs a number, got {}",
+                func.name(),
+                e.data_type
+            )))
+        }
+    };
+    let out = match func {
+        Contains | StartsWith | EndsWith | Like | NotLike => {
+            arity(2..=2)?;
+            need_string(&args[0])?;
+            need_string(&args[1])?;
+            // Both operands in the subject's string type: arrow's kernels want equal types.
+            let t = match &args[0].data_type {
+                DataType::Null => DataType::Utf8,
+                t => t.clone(),
+            };
+            let args = args
+                .into_iter()
+                .map(|a| a.cast_to(&t))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(
+                Node::Function(func, args),
+                DataType::Boolean,
+            ));
+        }
+        Substr => {
+            arity(2..=3)?;
+            need_string(&args[0])?;
+            for a in &args[1..] {
+                if a.as_literal().is_none() || !a.data_type.is_integer() {
+                    return Err(SlothError::unsupported(
+                        "substr() start and length must be integer constants",
+                    ));
+                }
+            }
+            // Views stay views (`kernels::strings::substr`).
+            match args[0].data_type {
+                DataType::Utf8View => DataType::Utf8View,
+                _ => DataType::Utf8,
+            }
+        }
+        Length => {
+            arity(1..=1)?;
+            need_string(&args[0])?;
+            DataType::Int64
+        }
+        Upper | Lower | Trim | LTrim | RTrim => {
+            arity(1..=1)?;
+            need_string(&args[0])?;
+            DataType::Utf8
+        }
+        ScalarSubqueryValue => {
+            arity(2..=2)?;
+            args[1].data_type.clone()
+        }
+        Replace => {
+            arity(3..=3)?;
+            need_string(&args[0])?;
+            if args[1..].iter().any(|a| a.as_literal().is_none()) {
+                return Err(SlothError::unsupported(
+                    "replace() search and replacement must be constants",
+                ));
+            }
+            DataType::Utf8
+        }
+        DateTrunc => {
+            arity(2..=2)?;
+            date_trunc_unit(&args[0])?;
+            if args[1].data_type != DataType::Date32 {
+                return Err(SlothError::types(format!(
+                    "date_trunc() needs a date, got {}",
+                    args[1].data_type
+                )));
+            }
+            DataType::Date32
+        }
+        Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
+            arity(1..=1)?;
+            if !matches!(
+                args[0].data_type,
+                DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
+            ) {
+                return Err(SlothError::types(format!(
+                    "{}() needs a date or timestamp, got {}",
+                    func.name(),
+                    args[0].data_type
+                )));
+            }
+            DataType::Int32
+        }
+        Abs => {
+            arity(1..=1)?;
+            if !args[0].data_type.is_numeric() {
+                return Err(SlothError::types(format!(
+                    "abs() needs a number, got {}",
+                    args[0].data_type
+                )));
+            }
+            args[0].data_type.clone()
+        }
+        Round => {
+            arity(1..=2)?;
+            let t = &args[0].data_type;
+            if !t.is_numeric() {
+                return Err(SlothError::types(format!(
+                    "round() needs a number, got {t}"
+                )));
+            }
+            if args.len() == 2 && args[1].as_literal().is_none() {
+                return Err(SlothError::unsupported("round() digits must be a constant"));
+            }
+            match t {
+                DataType::Decimal128(p, _) => {
+                    let digits = args.get(1).map(literal_i64).transpose()?.unwrap_or(0);
+                    DataType::Decimal128(*p, digits.clamp(0, 38) as i8)
+                }
+                t if t.is_integer() => t.clone(),
+                _ => DataType::Float64,
+            }
+        }
+        // The arguments' common type, which the function also returns.
+        Coalesce | Greatest | Least => {
+            if args.is_empty() {
+                return Err(SlothError::plan(format!(
+                    "{}() needs at least one argument",
+                    func.name()
+                )));
+            }
+            let mut t = DataType::Null;
+            for a in &args {
+                t = common_type(&t, &a.data_type).ok_or_else(|| {
+                    SlothError::types(format!(
+                        "{}() arguments have incompatible types {t} and {}",
+                        func.name(),
+                        a.data_type
+                    ))
+                })?;
+            }
+            let args = args
+                .into_iter()
+                .map(|a| a.cast_to(&t))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(Node::Function(func, args), t));
+        }
+        Math(_) | Power => {
+            arity(if func == Power { 2..=2 } else { 1..=1 })?;
+            let args = args
+                .into_iter()
+                .map(|a| {
+                    need_number(&a)?;
+                    a.cast_to(&DataType::Float64)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(
+                Node::Function(func, args),
+                DataType::Float64,
+            ));
+        }
+        Floor | Ceil | Trunc | Sign => {
+            arity(1..=1)?;
+            need_number(&args[0])?;
+            match (&args[0].data_type, func) {
+                (_, Sign) => DataType::Int64,
+                (DataType::Decimal128(p, _), _) => DataType::Decimal128(*p, 0),
+                (t, _) if t.is_integer() => t.clone(),
+                _ => DataType::Float64,
+            }
+        }
+        StrPos | Left | Right | Lpad | Rpad | SplitPart | Reverse | Repeat => {
+            let (n, out) = match func {
+                StrPos => (2..=2, DataType::Int64),
+                Reverse => (1..=1, DataType::Utf8),
+                Lpad | Rpad => (2..=3, DataType::Utf8),
+                SplitPart => (3..=3, DataType::Utf8),
+                _ => (2..=2, DataType::Utf8),
+            };
+            arity(n)?;
+            need_string(&args[0])?;
+            // The other arguments are constants (read once per batch).
+            if args[1..].iter().any(|a| a.as_literal().is_none()) {
+                return Err(SlothError::unsupported(format!(
+                    "{}() arguments after the first must be constants",
+                    func.name()
+                )));
+            }
+            out
+        }
+        Concat => {
+            arity(2..=usize::MAX)?;
+            // Numbers and dates join as their text, as in PostgreSQL.
+            let args = args
+                .into_iter()
+                .map(|a| match a.data_type {
+                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => Ok(a),
+                    _ => a.cast_to(&DataType::Utf8),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(PhysicalExpr::new(
+                Node::Function(func, args),
+                DataType::Utf8,
+            ));
+        }
+    };
+    Ok(PhysicalExpr::new(Node::Function(func, args), out))
+}
+
+/// Reads an integer constant argument.
+pub fn literal_i64(e: &PhysicalExpr) -> Result<i64> {
+    let a = e
+        .as_literal()
+        .ok_or_else(|| SlothError::plan("expected a constant"))?;
+    let a = arrow::compute::cast(a, &DataType::Int64)?;
+    let a = arrow::array::AsArray::as_primitive::<arrow::datatypes::Int64Type>(&a);
+    if a.is_null(0) {
+        return Err(SlothError::plan("expected a non-null constant"));
+    }
+    Ok(a.value(0))
+}
+
+/// Reads a constant argument as text: `None` if it is no constant (or has
+/// no text form), `Some(None)` if it is a null.
+pub fn literal_string(e: &PhysicalExpr) -> Option<Option<String>> {
+    let a = arrow::compute::cast(e.as_literal()?, &DataType::Utf8).ok()?;
+    let a = arrow::array::AsArray::as_string::<i32>(&a);
+    Some(a.is_valid(0).then(|| a.value(0).to_string()))
+}
+
+use arrow::array::Array;
+
+/// The output field of `expr` (aggregates included) over `schema`.
+pub fn expr_field(expr: &Expr, schema: &Schema) -> Result<Field> {
+    let data_type = match expr.unalias() {
+        Expr::Agg { func, args, .. } => {
+            let types = args
+                .iter()
+                .map(|a| PhysicalExpr::compile_tree(a, schema).map(|p| p.data_type))
+                .collect::<Result<Vec<_>>>()?;
+            agg_output_type(*func, &types)?
+        }
+        e => PhysicalExpr::compile_tree(e, schema)?.data_type,
+    };
+    Ok(Field::new(expr.output_name(), data_type, true))
+}
+
+impl fmt::Display for PhysicalExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.node {
+            Node::Column(i) => write!(f, "#{i}"),
+            Node::Literal(a) => write!(
+                f,
+                "{}",
+                arrow::util::display::array_value_to_string(a, 0).unwrap_or_default()
+            ),
+            Node::Binary(l, op, r) => write!(f, "({l} {op:?} {r})"),
+            Node::Not(e) => write!(f, "NOT {e}"),
+            Node::Negative(e) => write!(f, "-{e}"),
+            Node::IsNull(e) => write!(f, "{e} IS NULL"),
+            Node::IsNotNull(e) => write!(f, "{e} IS NOT NULL"),
+            Node::Cast(e) => write!(f, "CAST({e} AS {})", self.data_type),
+            Node::Case(..) => write!(f, "CASE"),
+            Node::InList(e, l, n) => write!(
+                f,
+                "{e} {}IN [{} values]",
+                if *n { "NOT " } else { "" },
+                l.len()
+            ),
+            Node::Function(func, args) => {
+                let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{}({})", func.name(), a.join(", "))
+            }
+            Node::Fused(x) => write!(f, "fused{}", x.original),
+            Node::Runtime(filter, args) => {
+                let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{}({})", filter.describe(), a.join(", "))
+            }
+        }
+    }
+}
