@@ -32,6 +32,7 @@ pub mod error;
 pub mod exec;
 pub mod expr;
 pub mod frame;
+pub mod functions;
 pub mod gpu;
 pub mod io;
 pub mod kernels;

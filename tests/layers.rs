@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "config",
     "expr",
     "kernels",
+    "functions",
     "physical_expr",
     "io",
     "plan",

@@ -4,8 +4,10 @@
 //! operand types coerced) only when the physical planner turns them into
 //! [`crate::physical_expr::PhysicalExpr`]s.
 
+pub mod function;
 mod literal;
 mod typing;
+pub mod value;
 
 use std::fmt;
 
@@ -13,6 +15,7 @@ use arrow::datatypes::DataType;
 
 use crate::error::{Result, SlothError};
 
+pub use function::{ScalarFunc, ScalarFunction};
 pub use literal::{ScalarValue, date, number, parse_date32};
 pub use typing::{agg_output_type, coerce_binary, common_type, window_output_type};
 
@@ -198,95 +201,6 @@ impl AggFunc {
     }
 }
 
-/// Scalar (row-wise) functions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScalarFunc {
-    /// `contains(s, pattern)`: substring test.
-    Contains,
-    /// `starts_with(s, prefix)`.
-    StartsWith,
-    /// `ends_with(s, suffix)`.
-    EndsWith,
-    /// `like(s, pattern)` with SQL `%` and `_`.
-    Like,
-    /// `not like`.
-    NotLike,
-    /// `substr(s, start [, len])`, 1-based, in characters.
-    Substr,
-    /// Length in characters.
-    Length,
-    /// Upper case.
-    Upper,
-    /// Lower case.
-    Lower,
-    /// Year of a date or timestamp.
-    Year,
-    /// Month (1–12).
-    Month,
-    /// Day of month (1–31).
-    Day,
-    /// Quarter (1–4).
-    Quarter,
-    /// Day of week, Sunday 0 to Saturday 6 (PostgreSQL's `dow`).
-    DayOfWeek,
-    /// Day of year (1–366).
-    DayOfYear,
-    /// `date_trunc(unit, date)`: the first day of the date's year, quarter,
-    /// month or ISO week, or the date (`day`); `unit` is a constant.
-    DateTrunc,
-    /// Leading and trailing spaces removed.
-    Trim,
-    /// Leading spaces removed.
-    LTrim,
-    /// Trailing spaces removed.
-    RTrim,
-    /// `replace(s, from, to)`: every `from` (a constant) replaced by `to`.
-    Replace,
-    /// `(rows, value)`: `value`, or an error where `rows` is above 1: the
-    /// check that a scalar subquery gave at most one row.
-    ScalarSubqueryValue,
-    /// Absolute value.
-    Abs,
-    /// Round to n decimals (default 0).
-    Round,
-    /// First non-null argument.
-    Coalesce,
-    /// `a || b || ..`: the arguments as text, joined; null if any is null.
-    Concat,
-    /// A function of one float ([`MathFunc`]).
-    Math(MathFunc),
-    /// `power(a, b)`, as floats.
-    Power,
-    /// Largest integer not above (ints unchanged; decimals to scale 0).
-    Floor,
-    /// Smallest integer not below.
-    Ceil,
-    /// Toward zero.
-    Trunc,
-    /// -1, 0 or 1.
-    Sign,
-    /// The largest non-null argument (null if all are).
-    Greatest,
-    /// The smallest non-null argument.
-    Least,
-    /// `strpos(s, sub)`: 1-based character position of `sub`, 0 if absent.
-    StrPos,
-    /// `left(s, n)`: the first n characters (all but the last -n if n < 0).
-    Left,
-    /// `right(s, n)`: the last n characters (all but the first -n if n < 0).
-    Right,
-    /// `lpad(s, n [, fill])`: `s` padded on the left (or cut) to n characters.
-    Lpad,
-    /// `rpad(s, n [, fill])`: padded on the right.
-    Rpad,
-    /// `split_part(s, delimiter, n)`: the n-th field (from the end if n < 0).
-    SplitPart,
-    /// The characters in reverse order.
-    Reverse,
-    /// `repeat(s, n)`: `s` n times.
-    Repeat,
-}
-
 macro_rules! math_funcs {
     ($($(#[$doc:meta])* $variant:ident => $name:literal, $f:expr;)*) => {
         /// Functions of one float that give a float: IEEE semantics outside
@@ -297,6 +211,9 @@ macro_rules! math_funcs {
         }
 
         impl MathFunc {
+            /// Every function of the table, in its order.
+            pub const ALL: &'static [MathFunc] = &[$(MathFunc::$variant,)*];
+
             /// The SQL name.
             pub fn name(self) -> &'static str {
                 match self {
@@ -304,11 +221,18 @@ macro_rules! math_funcs {
                 }
             }
 
-            /// The function of that name.
-            pub fn from_name(name: &str) -> Option<MathFunc> {
-                match name {
-                    $($name => Some(MathFunc::$variant),)*
-                    _ => None,
+            /// This function as a reference that lives as long as the
+            /// program (what the function registry holds).
+            pub fn as_static(self) -> &'static MathFunc {
+                match self {
+                    $(MathFunc::$variant => &MathFunc::$variant,)*
+                }
+            }
+
+            /// The SQL name, as a one-element list.
+            pub fn sql_names(self) -> &'static [&'static str] {
+                match self {
+                    $(MathFunc::$variant => &[$name],)*
                 }
             }
 
@@ -358,56 +282,6 @@ math_funcs! {
     Degrees => "degrees", f64::to_degrees;
     /// Degrees to radians.
     Radians => "radians", f64::to_radians;
-}
-
-impl ScalarFunc {
-    /// The function's name as SQL spells it.
-    pub fn name(&self) -> &'static str {
-        use ScalarFunc::*;
-        match self {
-            Contains => "contains",
-            StartsWith => "starts_with",
-            EndsWith => "ends_with",
-            Like => "like",
-            NotLike => "not_like",
-            Substr => "substr",
-            Length => "length",
-            Upper => "upper",
-            Lower => "lower",
-            Year => "year",
-            Month => "month",
-            Day => "day",
-            Quarter => "quarter",
-            DayOfWeek => "dayofweek",
-            DayOfYear => "dayofyear",
-            DateTrunc => "date_trunc",
-            Trim => "trim",
-            LTrim => "ltrim",
-            RTrim => "rtrim",
-            Replace => "replace",
-            ScalarSubqueryValue => "scalar_subquery_value",
-            Abs => "abs",
-            Round => "round",
-            Coalesce => "coalesce",
-            Concat => "concat",
-            Math(m) => m.name(),
-            Power => "power",
-            Floor => "floor",
-            Ceil => "ceil",
-            Trunc => "trunc",
-            Sign => "sign",
-            Greatest => "greatest",
-            Least => "least",
-            StrPos => "strpos",
-            Left => "left",
-            Right => "right",
-            Lpad => "lpad",
-            Rpad => "rpad",
-            SplitPart => "split_part",
-            Reverse => "reverse",
-            Repeat => "repeat",
-        }
-    }
 }
 
 /// One key of a sort (of a plan or a window).
@@ -668,17 +542,6 @@ macro_rules! agg_builders {
     };
 }
 
-macro_rules! func_builders {
-    ($($name:ident => $func:ident),* $(,)?) => {
-        $(
-            #[doc = concat!("The `", stringify!($name), "` function of this expression.")]
-            pub fn $name(self) -> Expr {
-                Expr::Function(ScalarFunc::$func, vec![self])
-            }
-        )*
-    };
-}
-
 impl Expr {
     binary_builders! {
         eq => Eq, neq => NotEq, lt => Lt, lt_eq => LtEq, gt => Gt, gt_eq => GtEq,
@@ -689,12 +552,6 @@ impl Expr {
         n_unique => NUnique, first => First, last => Last, std => Std, var => Var,
         median => Median,
     }
-    func_builders! {
-        str_len => Length, to_uppercase => Upper, to_lowercase => Lower,
-        year => Year, month => Month, day => Day, abs => Abs,
-        floor => Floor, ceil => Ceil, trunc => Trunc, sign => Sign, reverse => Reverse,
-    }
-
     /// This expression's rank-like window: `func() OVER (PARTITION BY partition_by ORDER BY order_by)`.
     pub fn over(func: WindowFunc, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Expr {
         Expr::Window {
@@ -884,14 +741,6 @@ impl Expr {
             other => other,
         }
     }
-    /// A float function of this expression: `col("x").math(MathFunc::Sqrt)`.
-    pub fn math(self, f: MathFunc) -> Expr {
-        Expr::Function(ScalarFunc::Math(f), vec![self])
-    }
-    /// `power(self, exponent)`, as floats.
-    pub fn pow(self, exponent: impl Into<Expr>) -> Expr {
-        Expr::Function(ScalarFunc::Power, vec![self, exponent.into()])
-    }
     /// The value of this expression in the row where `key` is smallest
     /// (rows with a null key or value skipped; DuckDB's `min_by`).
     pub fn min_by(self, key: Expr) -> Expr {
@@ -929,34 +778,6 @@ impl Expr {
             args,
             distinct: false,
         }
-    }
-    /// Substring test.
-    pub fn contains(self, pattern: impl Into<Expr>) -> Expr {
-        Expr::Function(ScalarFunc::Contains, vec![self, pattern.into()])
-    }
-    /// Prefix test.
-    pub fn starts_with(self, prefix: impl Into<Expr>) -> Expr {
-        Expr::Function(ScalarFunc::StartsWith, vec![self, prefix.into()])
-    }
-    /// Suffix test.
-    pub fn ends_with(self, suffix: impl Into<Expr>) -> Expr {
-        Expr::Function(ScalarFunc::EndsWith, vec![self, suffix.into()])
-    }
-    /// SQL `LIKE` with `%` and `_`.
-    pub fn like(self, pattern: impl Into<Expr>) -> Expr {
-        Expr::Function(ScalarFunc::Like, vec![self, pattern.into()])
-    }
-    /// Characters `start..start+len` (1-based start, as SQL).
-    pub fn substr(self, start: i64, len: Option<i64>) -> Expr {
-        let mut args = vec![self, lit(start)];
-        if let Some(len) = len {
-            args.push(lit(len));
-        }
-        Expr::Function(ScalarFunc::Substr, args)
-    }
-    /// Rounds to `decimals` places.
-    pub fn round(self, decimals: i64) -> Expr {
-        Expr::Function(ScalarFunc::Round, vec![self, lit(decimals)])
     }
 
     /// The name of the column this expression produces: its alias, else the

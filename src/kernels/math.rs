@@ -11,7 +11,7 @@ use arrow::compute::{cast, is_null, prep_null_mask_filter};
 use arrow::datatypes::{DataType, Decimal128Type, Float64Type, Int64Type};
 
 use crate::error::{Result, SlothError};
-use crate::expr::{MathApply, MathFunc, ScalarFunc};
+use crate::expr::{MathApply, MathFunc};
 
 /// `m` of every value of a Float64 array.
 pub fn math(a: &ArrayRef, m: MathFunc) -> ArrayRef {
@@ -34,11 +34,36 @@ pub fn power(a: &ArrayRef, b: &ArrayRef) -> Result<ArrayRef> {
     Ok(Arc::new(out))
 }
 
+/// The functions that take a number to an integral value or a sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    /// Largest integer not above.
+    Floor,
+    /// Smallest integer not below.
+    Ceil,
+    /// Toward zero.
+    Trunc,
+    /// -1, 0 or 1.
+    Sign,
+}
+
+impl Rounding {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Floor => "floor",
+            Rounding::Ceil => "ceil",
+            Rounding::Trunc => "trunc",
+            Rounding::Sign => "sign",
+        }
+    }
+}
+
 /// `floor`, `ceil`, `trunc` or `sign` (`func`) of a numeric array, of type
-/// `out` (see the planner: ints stay ints, decimals go to scale 0, floats
-/// to Float64, signs to Int64).
-pub fn integral(a: &ArrayRef, func: ScalarFunc, out: &DataType) -> Result<ArrayRef> {
-    use ScalarFunc::{Ceil, Floor, Sign, Trunc};
+/// `out` (ints stay ints, decimals go to scale 0, floats to Float64, signs
+/// to Int64).
+pub fn integral(a: &ArrayRef, func: Rounding, out: &DataType) -> Result<ArrayRef> {
+    use Rounding::{Ceil, Floor, Sign, Trunc};
     Ok(match (a.data_type(), func) {
         (DataType::Decimal128(_, scale), _) => {
             let unit = 10i128.pow((*scale).max(0) as u32);
@@ -131,18 +156,18 @@ mod tests {
         };
         // 2.50, -2.50, -0.50, 3.00
         assert_eq!(
-            get(ScalarFunc::Floor),
+            get(Rounding::Floor),
             [Some(2), Some(-3), Some(-1), Some(3), None]
         );
         assert_eq!(
-            get(ScalarFunc::Ceil),
+            get(Rounding::Ceil),
             [Some(3), Some(-2), Some(0), Some(3), None]
         );
         assert_eq!(
-            get(ScalarFunc::Trunc),
+            get(Rounding::Trunc),
             [Some(2), Some(-2), Some(0), Some(3), None]
         );
-        let signs = integral(&a, ScalarFunc::Sign, &DataType::Int64).unwrap();
+        let signs = integral(&a, Rounding::Sign, &DataType::Int64).unwrap();
         assert_eq!(
             signs.as_primitive::<Int64Type>().iter().collect::<Vec<_>>(),
             [Some(1), Some(-1), Some(-1), Some(1), None]

@@ -43,7 +43,8 @@ use arrow::datatypes::{DataType, Schema};
 
 use super::{OptimizerRule, column_names};
 use crate::error::Result;
-use crate::expr::{AggFunc, Expr, ScalarFunc, col, lit};
+use crate::expr::{AggFunc, Expr, col, lit};
+use crate::functions;
 use crate::plan::cardinality::{distinct_bound, estimate};
 use crate::plan::{JoinType, LogicalPlan};
 
@@ -163,7 +164,7 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
             let p = col(partial(i).as_str());
             // A left join's unmatched row has no partial: it counts 0
             // non-null right values, and 1 row.
-            let unmatched = |n: i64| Expr::Function(ScalarFunc::Coalesce, vec![p.clone(), lit(n)]);
+            let unmatched = |n: i64| Expr::Function(functions::COALESCE, vec![p.clone(), lit(n)]);
             match (func, how) {
                 (AggFunc::Count, JoinType::Left) => agg(AggFunc::Sum, unmatched(0)),
                 (AggFunc::CountStar, JoinType::Left) => agg(AggFunc::Sum, unmatched(1)),

@@ -8,17 +8,16 @@ use std::sync::Arc;
 
 use arrow::array::*;
 use arrow::buffer::BooleanBuffer;
-use arrow::compute::kernels::{boolean, cmp, numeric, temporal::DatePart, zip::zip};
+use arrow::compute::kernels::{boolean, cmp, numeric, zip::zip};
 use arrow::compute::{cast, prep_null_mask_filter};
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
 use crate::error::{Result, SlothError};
+use crate::expr::function::ColumnarValue;
 use crate::expr::{Operator, ScalarFunc};
-use crate::physical_expr::{Node, PhysicalExpr, literal_i64, literal_string};
-
-use crate::kernels::like::WildcardPattern;
-use crate::kernels::{math, strings};
+use crate::kernels::strings;
+use crate::physical_expr::{Node, PhysicalExpr};
 
 /// `CAST(a AS to)` with SQL's semantics: a decimal or float cast to an
 /// integer rounds half away from zero (PostgreSQL, DuckDB: `CAST(3.7 AS
@@ -45,54 +44,6 @@ pub fn sql_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         _ => None,
     };
     arrow::compute::cast_with_options(rounded.as_ref().unwrap_or(a), to, &opts).map_err(fail)
-}
-
-/// The value of an expression over a batch: a full column or one constant.
-#[derive(Debug, Clone)]
-pub enum ColumnarValue {
-    /// One value per row.
-    Array(ArrayRef),
-    /// The same value for every row, as a one-element array.
-    Scalar(ArrayRef),
-}
-
-impl ColumnarValue {
-    /// As an arrow `Datum`, for kernels that take arrays or scalars.
-    fn datum(&self) -> Box<dyn Datum + '_> {
-        match self {
-            ColumnarValue::Array(a) => Box::new(a),
-            ColumnarValue::Scalar(s) => Box::new(Scalar::new(s.clone())),
-        }
-    }
-
-    fn is_scalar(&self) -> bool {
-        matches!(self, ColumnarValue::Scalar(_))
-    }
-
-    /// Expands to an array of `len` rows.
-    pub fn into_array(self, len: usize) -> Result<ArrayRef> {
-        match self {
-            ColumnarValue::Array(a) => Ok(a),
-            ColumnarValue::Scalar(s) => repeat_scalar(&s, len),
-        }
-    }
-
-    fn wrap(array: ArrayRef, scalar: bool) -> ColumnarValue {
-        if scalar {
-            ColumnarValue::Scalar(array)
-        } else {
-            ColumnarValue::Array(array)
-        }
-    }
-}
-
-/// A column holding `len` copies of element 0 of `scalar`.
-pub fn repeat_scalar(scalar: &ArrayRef, len: usize) -> Result<ArrayRef> {
-    if scalar.is_null(0) {
-        return Ok(new_null_array(scalar.data_type(), len));
-    }
-    let indices = UInt32Array::from_value(0, len);
-    Ok(arrow::compute::take(scalar.as_ref(), &indices, None)?)
 }
 
 /// Evaluates `expr` over `batch` to a full column.
@@ -319,263 +270,18 @@ fn null_zero_divisor(r: &ColumnarValue) -> Result<ColumnarValue> {
     })
 }
 
-/// The string of a one-element string array (any string layout), unless null.
-fn scalar_str(a: &ArrayRef) -> Option<&str> {
-    if a.is_null(0) {
-        return None;
-    }
-    match a.data_type() {
-        DataType::Utf8 => Some(a.as_string::<i32>().value(0)),
-        DataType::LargeUtf8 => Some(a.as_string::<i64>().value(0)),
-        DataType::Utf8View => Some(a.as_string_view().value(0)),
-        _ => None,
-    }
-}
-
+/// A function call: its arguments evaluated, then the function's kernel.
 fn function(
     func: ScalarFunc,
     args: &[PhysicalExpr],
-    out_type: &DataType,
+    output: &DataType,
     batch: &RecordBatch,
 ) -> Result<ColumnarValue> {
-    use ScalarFunc::*;
-    let first = evaluate(&args[0], batch)?;
-    let scalar = first.is_scalar();
-    let out: ArrayRef = match func {
-        Contains | StartsWith | EndsWith | Like | NotLike => {
-            let pattern = evaluate(&args[1], batch)?;
-            if let (Like | NotLike, ColumnarValue::Array(a), ColumnarValue::Scalar(p)) =
-                (func, &first, &pattern)
-                && let Some(pattern) = scalar_str(p).and_then(WildcardPattern::new)
-                && let Some(r) = pattern.evaluate(a, func == NotLike)
-            {
-                return Ok(ColumnarValue::Array(Arc::new(r)));
-            }
-            let (a, p) = (first.datum(), pattern.datum());
-            let (a, p) = (&*a, &*p);
-            let r = match func {
-                Contains => arrow::compute::kernels::comparison::contains(a, p)?,
-                StartsWith => arrow::compute::kernels::comparison::starts_with(a, p)?,
-                EndsWith => arrow::compute::kernels::comparison::ends_with(a, p)?,
-                Like => arrow::compute::kernels::comparison::like(a, p)?,
-                _ => arrow::compute::kernels::comparison::nlike(a, p)?,
-            };
-            return Ok(ColumnarValue::wrap(
-                Arc::new(r),
-                scalar && pattern.is_scalar(),
-            ));
-        }
-        Power | Greatest | Least => {
-            let values = args
-                .iter()
-                .map(|e| evaluate(e, batch))
-                .collect::<Result<Vec<_>>>()?;
-            let all_scalar = values.iter().all(ColumnarValue::is_scalar);
-            let rows = if all_scalar { 1 } else { batch.num_rows() };
-            let arrays = values
-                .into_iter()
-                .map(|v| match v {
-                    ColumnarValue::Array(a) => Ok(a),
-                    ColumnarValue::Scalar(a) => repeat_if_scalar(a, true, rows),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let out = match func {
-                Power => math::power(&arrays[0], &arrays[1])?,
-                _ => math::extreme(&arrays, func == Greatest)?,
-            };
-            return Ok(ColumnarValue::wrap(out, all_scalar));
-        }
-        DateTrunc => {
-            let unit = crate::physical_expr::date_trunc_unit(&args[0])?;
-            let dates = evaluate(&args[1], batch)?;
-            let out = match &dates {
-                ColumnarValue::Array(a) | ColumnarValue::Scalar(a) => {
-                    crate::kernels::date_trunc::date_trunc(a, unit)
-                }
-            };
-            return Ok(ColumnarValue::wrap(out, dates.is_scalar()));
-        }
-        _ => {
-            let a = match &first {
-                ColumnarValue::Array(a) | ColumnarValue::Scalar(a) => a.clone(),
-            };
-            match func {
-                Substr => {
-                    let start = literal_i64(&args[1])?;
-                    let len = args.get(2).map(literal_i64).transpose()?;
-                    strings::substr(&a, start, len)?
-                }
-                Length => strings::char_length(&a)?,
-                Upper => strings::map_str(&a, |s, buf| buf.push_str(&s.to_uppercase()))?,
-                Lower => strings::map_str(&a, |s, buf| buf.push_str(&s.to_lowercase()))?,
-                Trim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_matches(' ')))?,
-                LTrim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_start_matches(' ')))?,
-                RTrim => strings::map_str(&a, |s, buf| buf.push_str(s.trim_end_matches(' ')))?,
-                ScalarSubqueryValue => {
-                    let rows = arrow::compute::cast(&a, &DataType::Int64)?;
-                    if arrow::compute::max(rows.as_primitive::<Int64Type>()).unwrap_or(0) > 1 {
-                        return Err(SlothError::Data(
-                            "a scalar subquery returned more than one row".into(),
-                        ));
-                    }
-                    let value = evaluate(&args[1], batch)?;
-                    return Ok(value);
-                }
-                Replace => {
-                    let constant = |e: &PhysicalExpr| -> Result<Option<String>> {
-                        literal_string(e).ok_or_else(|| {
-                            SlothError::plan("replace() takes constant search and replacement")
-                        })
-                    };
-                    match (constant(&args[1])?, constant(&args[2])?) {
-                        (Some(from), Some(to)) => strings::map_str(&a, |s, buf| {
-                            if from.is_empty() {
-                                buf.push_str(s)
-                            } else {
-                                buf.push_str(&s.replace(from.as_str(), &to))
-                            }
-                        })?,
-                        _ => new_null_array(&DataType::Utf8, a.len()),
-                    }
-                }
-                Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
-                    let part = match func {
-                        Year => DatePart::Year,
-                        Month => DatePart::Month,
-                        Quarter => DatePart::Quarter,
-                        DayOfWeek => DatePart::DayOfWeekSunday0,
-                        DayOfYear => DatePart::DayOfYear,
-                        _ => DatePart::Day,
-                    };
-                    arrow::compute::kernels::temporal::date_part(&a, part)?
-                }
-                Abs => {
-                    let zero = cast(&Int64Array::from(vec![0]), a.data_type())?;
-                    let negative = cmp::lt(&a, &Scalar::new(zero))?;
-                    zip(&negative, &numeric::neg(&a)?, &a)?
-                }
-                Round => {
-                    let digits = args.get(1).map(literal_i64).transpose()?.unwrap_or(0);
-                    round(&a, digits, out_type)?
-                }
-                Coalesce => {
-                    let mut acc = a;
-                    let n = if scalar { 1 } else { batch.num_rows() };
-                    let mut acc_arr = repeat_if_scalar(acc, scalar, n)?;
-                    for arg in &args[1..] {
-                        if acc_arr.null_count() == 0 {
-                            break;
-                        }
-                        let next = evaluate(arg, batch)?;
-                        let present = arrow::compute::is_not_null(&acc_arr)?;
-                        acc_arr = zip(&present, &acc_arr, &*next.datum())?;
-                    }
-                    acc = acc_arr;
-                    acc
-                }
-                Math(m) => math::math(&a, m),
-                Floor | Ceil | Trunc | Sign => math::integral(&a, func, out_type)?,
-                StrPos | Left | Right | Lpad | Rpad | SplitPart | Reverse | Repeat => {
-                    text_function(&a, func, &args[1..], out_type)?
-                }
-                Concat => {
-                    let mut parts = vec![(a, scalar)];
-                    for arg in &args[1..] {
-                        parts.push(match evaluate(arg, batch)? {
-                            ColumnarValue::Array(a) => (a, false),
-                            ColumnarValue::Scalar(a) => (a, true),
-                        });
-                    }
-                    let all_scalar = parts.iter().all(|(_, constant)| *constant);
-                    let rows = if all_scalar { 1 } else { batch.num_rows() };
-                    let out = strings::concat(&parts, rows)?;
-                    return Ok(ColumnarValue::wrap(out, all_scalar));
-                }
-                _ => unreachable!(),
-            }
-        }
-    };
-    Ok(ColumnarValue::wrap(out, scalar))
-}
-
-/// A string function whose arguments after the string are constants
-/// (`consts`): every row is null where one of them is.
-fn text_function(
-    a: &ArrayRef,
-    func: ScalarFunc,
-    consts: &[PhysicalExpr],
-    out_type: &DataType,
-) -> Result<ArrayRef> {
-    use ScalarFunc::*;
-    let is_null = |e: &PhysicalExpr| e.as_literal().is_none_or(|l| l.logical_null_count() > 0);
-    if consts.iter().any(is_null) {
-        return Ok(new_null_array(out_type, a.len()));
-    }
-    let text = |i: usize| -> Result<String> {
-        literal_string(&consts[i])
-            .flatten()
-            .ok_or_else(|| SlothError::types(format!("{}() needs text arguments", func.name())))
-    };
-    let int = |i: usize| literal_i64(&consts[i]);
-    Ok(match func {
-        StrPos => strings::strpos(a, &text(0)?)?,
-        Left => {
-            let n = int(0)?;
-            strings::map_str(a, |s, buf| buf.push_str(strings::left(s, n)))?
-        }
-        Right => {
-            let n = int(0)?;
-            strings::map_str(a, |s, buf| buf.push_str(strings::right(s, n)))?
-        }
-        Lpad | Rpad => {
-            let n = int(0)?;
-            let fill = if consts.len() > 1 {
-                text(1)?
-            } else {
-                " ".into()
-            };
-            strings::map_str(a, |s, buf| strings::pad(s, n, &fill, func == Lpad, buf))?
-        }
-        SplitPart => {
-            let (delimiter, n) = (text(0)?, int(1)?);
-            strings::map_str(a, |s, buf| {
-                buf.push_str(strings::split_part(s, &delimiter, n))
-            })?
-        }
-        Reverse => strings::map_str(a, |s, buf| buf.extend(s.chars().rev()))?,
-        Repeat => {
-            let n = int(0)?.max(0) as usize;
-            strings::map_str(a, |s, buf| {
-                for _ in 0..n {
-                    buf.push_str(s)
-                }
-            })?
-        }
-        _ => unreachable!("a string function"),
-    })
-}
-
-fn repeat_if_scalar(a: ArrayRef, scalar: bool, n: usize) -> Result<ArrayRef> {
-    if scalar && n != 1 {
-        repeat_scalar(&a, n)
-    } else {
-        Ok(a)
-    }
-}
-
-fn round(a: &ArrayRef, digits: i64, out_type: &DataType) -> Result<ArrayRef> {
-    match a.data_type() {
-        DataType::Decimal128(..) => Ok(cast(a, out_type)?),
-        t if t.is_integer() => Ok(a.clone()),
-        _ => {
-            let f = cast(a, &DataType::Float64)?;
-            let scale = 10f64.powi(digits as i32);
-            let r: Float64Array = f
-                .as_primitive::<Float64Type>()
-                .unary(|v| (v * scale).round() / scale);
-            Ok(Arc::new(r))
-        }
-    }
+    let values = args
+        .iter()
+        .map(|a| evaluate(a, batch))
+        .collect::<Result<Vec<_>>>()?;
+    func.function().invoke(&values, output, batch.num_rows())
 }
 
 #[cfg(test)]

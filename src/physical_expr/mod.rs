@@ -15,6 +15,7 @@ use arrow::array::{ArrayRef, new_empty_array};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::error::{Result, SlothError};
+use crate::expr::function::ArgType;
 use crate::expr::{
     Expr, Operator, ScalarFunc, ScalarValue, agg_output_type, coerce_binary, common_type,
 };
@@ -370,14 +371,6 @@ impl PhysicalExpr {
     }
 }
 
-/// The unit of `date_trunc(unit, date)`: a string constant naming one.
-pub fn date_trunc_unit(unit: &PhysicalExpr) -> Result<crate::kernels::date_trunc::TruncUnit> {
-    let name = literal_string(unit)
-        .flatten()
-        .ok_or_else(|| SlothError::plan("date_trunc() takes a constant unit, such as 'month'"))?;
-    crate::kernels::date_trunc::TruncUnit::parse(&name)
-}
-
 /// True if the constant `lit`, cast to `column` (a decimal with the scale
 /// of the coerced type `common`), keeps its exact value.
 fn fits_exactly(lit: &PhysicalExpr, column: &DataType, common: &DataType) -> bool {
@@ -426,273 +419,33 @@ fn arithmetic_type(op: Operator, l: &DataType, r: &DataType) -> Result<DataType>
         .map_err(|e| SlothError::types(format!("cannot compute {l} {op:?} {r}: {e}")))
 }
 
-fn is_stringish(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
-    )
-}
-
+/// Compiles a call: the function checks its arguments' types and says
+/// what they are cast to and what it returns.
 fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<PhysicalExpr> {
-    use ScalarFunc::*;
     let args = args
         .iter()
         .map(|a| PhysicalExpr::compile_tree(a, schema))
         .collect::<Result<Vec<_>>>()?;
-    let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
-        if n.contains(&args.len()) {
-            Ok(())
-        } else {
-            Err(SlothError::plan(format!(
-                "{}() takes {} to {} arguments, got {}",
-                func.name(),
-                n.start(),
-                n.end(),
-                args.len()
-            )))
-        }
-    };
-    let need_string = |e: &PhysicalExpr| -> Result<()> {
-        if is_stringish(&e.data_type) {
-            Ok(())
-        } else {
-            Err(SlothError::types(format!(
-                "{}() needs a string, got {}",
-                func.name(),
-                e.data_type
-            )))
-        }
-    };
-    let need_number = |e: &PhysicalExpr| -> Result<()> {
-        if e.data_type.is_numeric() || e.data_type == DataType::Null {
-            Ok(())
-        } else {
-            Err(SlothError::types(format!(
-                "{}() needs a number, got {}",
-                func.name(),
-                e.data_type
-            )))
-        }
-    };
-    let out = match func {
-        Contains | StartsWith | EndsWith | Like | NotLike => {
-            arity(2..=2)?;
-            need_string(&args[0])?;
-            need_string(&args[1])?;
-            // Both operands in the subject's string type: arrow's kernels want equal types.
-            let t = match &args[0].data_type {
-                DataType::Null => DataType::Utf8,
-                t => t.clone(),
-            };
-            let args = args
-                .into_iter()
-                .map(|a| a.cast_to(&t))
-                .collect::<Result<Vec<_>>>()?;
-            return Ok(PhysicalExpr::new(
-                Node::Function(func, args),
-                DataType::Boolean,
-            ));
-        }
-        Substr => {
-            arity(2..=3)?;
-            need_string(&args[0])?;
-            for a in &args[1..] {
-                if a.as_literal().is_none() || !a.data_type.is_integer() {
-                    return Err(SlothError::unsupported(
-                        "substr() start and length must be integer constants",
-                    ));
-                }
-            }
-            // Views stay views (`kernels::strings::substr`).
-            match args[0].data_type {
-                DataType::Utf8View => DataType::Utf8View,
-                _ => DataType::Utf8,
-            }
-        }
-        Length => {
-            arity(1..=1)?;
-            need_string(&args[0])?;
-            DataType::Int64
-        }
-        Upper | Lower | Trim | LTrim | RTrim => {
-            arity(1..=1)?;
-            need_string(&args[0])?;
-            DataType::Utf8
-        }
-        ScalarSubqueryValue => {
-            arity(2..=2)?;
-            args[1].data_type.clone()
-        }
-        Replace => {
-            arity(3..=3)?;
-            need_string(&args[0])?;
-            if args[1..].iter().any(|a| a.as_literal().is_none()) {
-                return Err(SlothError::unsupported(
-                    "replace() search and replacement must be constants",
-                ));
-            }
-            DataType::Utf8
-        }
-        DateTrunc => {
-            arity(2..=2)?;
-            date_trunc_unit(&args[0])?;
-            if args[1].data_type != DataType::Date32 {
-                return Err(SlothError::types(format!(
-                    "date_trunc() needs a date, got {}",
-                    args[1].data_type
-                )));
-            }
-            DataType::Date32
-        }
-        Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
-            arity(1..=1)?;
-            if !matches!(
-                args[0].data_type,
-                DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
-            ) {
-                return Err(SlothError::types(format!(
-                    "{}() needs a date or timestamp, got {}",
-                    func.name(),
-                    args[0].data_type
-                )));
-            }
-            DataType::Int32
-        }
-        Abs => {
-            arity(1..=1)?;
-            if !args[0].data_type.is_numeric() {
-                return Err(SlothError::types(format!(
-                    "abs() needs a number, got {}",
-                    args[0].data_type
-                )));
-            }
-            args[0].data_type.clone()
-        }
-        Round => {
-            arity(1..=2)?;
-            let t = &args[0].data_type;
-            if !t.is_numeric() {
-                return Err(SlothError::types(format!(
-                    "round() needs a number, got {t}"
-                )));
-            }
-            if args.len() == 2 && args[1].as_literal().is_none() {
-                return Err(SlothError::unsupported("round() digits must be a constant"));
-            }
-            match t {
-                DataType::Decimal128(p, _) => {
-                    let digits = args.get(1).map(literal_i64).transpose()?.unwrap_or(0);
-                    DataType::Decimal128(*p, digits.clamp(0, 38) as i8)
-                }
-                t if t.is_integer() => t.clone(),
-                _ => DataType::Float64,
-            }
-        }
-        // The arguments' common type, which the function also returns.
-        Coalesce | Greatest | Least => {
-            if args.is_empty() {
-                return Err(SlothError::plan(format!(
-                    "{}() needs at least one argument",
-                    func.name()
-                )));
-            }
-            let mut t = DataType::Null;
-            for a in &args {
-                t = common_type(&t, &a.data_type).ok_or_else(|| {
-                    SlothError::types(format!(
-                        "{}() arguments have incompatible types {t} and {}",
-                        func.name(),
-                        a.data_type
-                    ))
-                })?;
-            }
-            let args = args
-                .into_iter()
-                .map(|a| a.cast_to(&t))
-                .collect::<Result<Vec<_>>>()?;
-            return Ok(PhysicalExpr::new(Node::Function(func, args), t));
-        }
-        Math(_) | Power => {
-            arity(if func == Power { 2..=2 } else { 1..=1 })?;
-            let args = args
-                .into_iter()
-                .map(|a| {
-                    need_number(&a)?;
-                    a.cast_to(&DataType::Float64)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            return Ok(PhysicalExpr::new(
-                Node::Function(func, args),
-                DataType::Float64,
-            ));
-        }
-        Floor | Ceil | Trunc | Sign => {
-            arity(1..=1)?;
-            need_number(&args[0])?;
-            match (&args[0].data_type, func) {
-                (_, Sign) => DataType::Int64,
-                (DataType::Decimal128(p, _), _) => DataType::Decimal128(*p, 0),
-                (t, _) if t.is_integer() => t.clone(),
-                _ => DataType::Float64,
-            }
-        }
-        StrPos | Left | Right | Lpad | Rpad | SplitPart | Reverse | Repeat => {
-            let (n, out) = match func {
-                StrPos => (2..=2, DataType::Int64),
-                Reverse => (1..=1, DataType::Utf8),
-                Lpad | Rpad => (2..=3, DataType::Utf8),
-                SplitPart => (3..=3, DataType::Utf8),
-                _ => (2..=2, DataType::Utf8),
-            };
-            arity(n)?;
-            need_string(&args[0])?;
-            // The other arguments are constants (read once per batch).
-            if args[1..].iter().any(|a| a.as_literal().is_none()) {
-                return Err(SlothError::unsupported(format!(
-                    "{}() arguments after the first must be constants",
-                    func.name()
-                )));
-            }
-            out
-        }
-        Concat => {
-            arity(2..=usize::MAX)?;
-            // Numbers and dates join as their text, as in PostgreSQL.
-            let args = args
-                .into_iter()
-                .map(|a| match a.data_type {
-                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => Ok(a),
-                    _ => a.cast_to(&DataType::Utf8),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            return Ok(PhysicalExpr::new(
-                Node::Function(func, args),
-                DataType::Utf8,
-            ));
-        }
-    };
-    Ok(PhysicalExpr::new(Node::Function(func, args), out))
-}
-
-/// Reads an integer constant argument.
-pub fn literal_i64(e: &PhysicalExpr) -> Result<i64> {
-    let a = e
-        .as_literal()
-        .ok_or_else(|| SlothError::plan("expected a constant"))?;
-    let a = arrow::compute::cast(a, &DataType::Int64)?;
-    let a = arrow::array::AsArray::as_primitive::<arrow::datatypes::Int64Type>(&a);
-    if a.is_null(0) {
-        return Err(SlothError::plan("expected a non-null constant"));
-    }
-    Ok(a.value(0))
-}
-
-/// Reads a constant argument as text: `None` if it is no constant (or has
-/// no text form), `Some(None)` if it is a null.
-pub fn literal_string(e: &PhysicalExpr) -> Option<Option<String>> {
-    let a = arrow::compute::cast(e.as_literal()?, &DataType::Utf8).ok()?;
-    let a = arrow::array::AsArray::as_string::<i32>(&a);
-    Some(a.is_valid(0).then(|| a.value(0).to_string()))
+    let types: Vec<ArgType> = args
+        .iter()
+        .map(|a| ArgType {
+            data_type: &a.data_type,
+            constant: a.as_literal(),
+        })
+        .collect();
+    let signature = func.function().signature(&types)?;
+    let args = args
+        .into_iter()
+        .zip(signature.casts)
+        .map(|(a, cast)| match cast {
+            Some(t) => a.cast_to(&t),
+            None => Ok(a),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(PhysicalExpr::new(
+        Node::Function(func, args),
+        signature.output,
+    ))
 }
 
 use arrow::array::Array;

@@ -10,7 +10,7 @@
 //! they never change results.
 
 use super::{JoinType, LogicalPlan};
-use crate::expr::{Expr, Operator, ScalarFunc, ScalarValue};
+use crate::expr::{Expr, Operator, ScalarValue};
 
 /// Rows assumed for a source whose size is unknown without reading it.
 const UNKNOWN_ROWS: f64 = 1_000_000.0;
@@ -144,8 +144,8 @@ pub fn selectivity(e: &Expr) -> f64 {
             let s = (0.1 * list.len() as f64).min(0.5);
             if *negated { 1.0 - s } else { s }
         }
-        Expr::Function(ScalarFunc::Like, _) => 0.25,
-        Expr::Function(ScalarFunc::NotLike, _) => 0.75,
+        Expr::Function(f, _) if *f == crate::functions::LIKE => 0.25,
+        Expr::Function(f, _) if *f == crate::functions::NOT_LIKE => 0.75,
         _ => 0.5,
     }
 }

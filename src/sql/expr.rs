@@ -8,9 +8,10 @@ use sqlparser::ast::{
 
 use crate::error::{Result, SlothError};
 use crate::expr::{
-    AggFunc, Expr, KeyOrder, MathFunc, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc,
-    col, lit, parse_date32,
+    AggFunc, Expr, KeyOrder, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit,
+    parse_date32,
 };
+use crate::functions;
 
 /// Resolves column references of the current scope to internal names.
 pub trait Resolver {
@@ -81,7 +82,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
                 BinaryOperator::GtEq => l.gt_eq(rr),
                 BinaryOperator::And => l.and(rr),
                 BinaryOperator::Or => l.or(rr),
-                BinaryOperator::StringConcat => Expr::Function(ScalarFunc::Concat, vec![l, rr]),
+                BinaryOperator::StringConcat => Expr::Function(functions::CONCAT, vec![l, rr]),
                 other => return Err(SlothError::unsupported(format!("operator {other}"))),
             }
         }
@@ -142,9 +143,9 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             trim_characters: None,
         } => {
             let f = match trim_where {
-                None | Some(ast::TrimWhereField::Both) => ScalarFunc::Trim,
-                Some(ast::TrimWhereField::Leading) => ScalarFunc::LTrim,
-                Some(ast::TrimWhereField::Trailing) => ScalarFunc::RTrim,
+                None | Some(ast::TrimWhereField::Both) => functions::TRIM,
+                Some(ast::TrimWhereField::Leading) => functions::LTRIM,
+                Some(ast::TrimWhereField::Trailing) => functions::RTRIM,
             };
             Expr::Function(f, vec![c(expr)?])
         }
@@ -156,7 +157,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             escape_char,
             any: false,
         } => {
-            let lower = |e: Expr| Expr::Function(ScalarFunc::Lower, vec![e]);
+            let lower = |e: Expr| Expr::Function(functions::LOWER, vec![e]);
             let escape = escape_char.as_deref().map(c).transpose()?;
             let pattern = escaped_pattern(c(pattern)?, escape)?;
             like(*negated, lower(c(expr)?), lower(pattern))
@@ -176,22 +177,22 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
                 return Err(SlothError::unsupported(format!("'{e}'")));
             }
             let f = match e {
-                ast::Expr::Ceil { .. } => ScalarFunc::Ceil,
-                _ => ScalarFunc::Floor,
+                ast::Expr::Ceil { .. } => functions::CEIL,
+                _ => functions::FLOOR,
             };
             Expr::Function(f, vec![c(expr)?])
         }
         ast::Expr::Position { expr, r#in } => {
-            Expr::Function(ScalarFunc::StrPos, vec![c(r#in)?, c(expr)?])
+            Expr::Function(functions::STRPOS, vec![c(r#in)?, c(expr)?])
         }
         ast::Expr::Extract { field, expr, .. } => {
             let f = match field {
-                DateTimeField::Year => ScalarFunc::Year,
-                DateTimeField::Month => ScalarFunc::Month,
-                DateTimeField::Day => ScalarFunc::Day,
-                DateTimeField::Quarter => ScalarFunc::Quarter,
-                DateTimeField::Dow | DateTimeField::DayOfWeek => ScalarFunc::DayOfWeek,
-                DateTimeField::Doy | DateTimeField::DayOfYear => ScalarFunc::DayOfYear,
+                DateTimeField::Year => functions::YEAR,
+                DateTimeField::Month => functions::MONTH,
+                DateTimeField::Day => functions::DAY,
+                DateTimeField::Quarter => functions::QUARTER,
+                DateTimeField::Dow | DateTimeField::DayOfWeek => functions::DAY_OF_WEEK,
+                DateTimeField::Doy | DateTimeField::DayOfYear => functions::DAY_OF_YEAR,
                 other => return Err(SlothError::unsupported(format!("EXTRACT({other})"))),
             };
             Expr::Function(f, vec![c(expr)?])
@@ -213,7 +214,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             if let Some(len) = substring_for {
                 args.push(c(len)?);
             }
-            Expr::Function(ScalarFunc::Substr, args)
+            Expr::Function(functions::SUBSTR, args)
         }
         ast::Expr::Case {
             operand,
@@ -458,12 +459,12 @@ fn date_part(args: Vec<Expr>) -> Result<Expr> {
         ));
     };
     let f = match field.to_ascii_lowercase().as_str() {
-        "year" | "years" => ScalarFunc::Year,
-        "quarter" => ScalarFunc::Quarter,
-        "month" | "months" => ScalarFunc::Month,
-        "day" | "days" => ScalarFunc::Day,
-        "dow" | "dayofweek" => ScalarFunc::DayOfWeek,
-        "doy" | "dayofyear" => ScalarFunc::DayOfYear,
+        "year" | "years" => functions::YEAR,
+        "quarter" => functions::QUARTER,
+        "month" | "months" => functions::MONTH,
+        "day" | "days" => functions::DAY,
+        "dow" | "dayofweek" => functions::DAY_OF_WEEK,
+        "doy" | "dayofyear" => functions::DAY_OF_YEAR,
         other => {
             return Err(SlothError::unsupported(format!(
                 "date_part('{other}', ..) (year, quarter, month, day, dow and doy are supported)"
@@ -652,33 +653,12 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             let q = if descending { 1.0 - q } else { q };
             agg(AggFunc::Quantile(q), vec![args[0].clone()])
         }
-        "substr" | "substring" => scalar(ScalarFunc::Substr, args),
-        "length" | "char_length" | "len" => scalar(ScalarFunc::Length, args),
-        "upper" => scalar(ScalarFunc::Upper, args),
-        "lower" => scalar(ScalarFunc::Lower, args),
-        "contains" => scalar(ScalarFunc::Contains, args),
-        "starts_with" => scalar(ScalarFunc::StartsWith, args),
-        "ends_with" => scalar(ScalarFunc::EndsWith, args),
-        "year" => scalar(ScalarFunc::Year, args),
-        "month" => scalar(ScalarFunc::Month, args),
-        "day" => scalar(ScalarFunc::Day, args),
-        "quarter" => scalar(ScalarFunc::Quarter, args),
-        "dayofweek" => scalar(ScalarFunc::DayOfWeek, args),
-        "dayofyear" => scalar(ScalarFunc::DayOfYear, args),
-        "date_trunc" => scalar(ScalarFunc::DateTrunc, args),
-        "trim" | "btrim" => scalar(ScalarFunc::Trim, args),
-        "ltrim" => scalar(ScalarFunc::LTrim, args),
-        "rtrim" => scalar(ScalarFunc::RTrim, args),
-        "replace" => scalar(ScalarFunc::Replace, args),
-        "abs" => scalar(ScalarFunc::Abs, args),
-        "round" => scalar(ScalarFunc::Round, args),
-        "coalesce" => scalar(ScalarFunc::Coalesce, args),
         // concat(a, b, ..): PostgreSQL's, which reads a null as '' (unlike
         // `||`, which gives null).
         "concat" => {
             let text = |e: Expr| {
                 Expr::Function(
-                    ScalarFunc::Coalesce,
+                    functions::COALESCE,
                     vec![
                         e.cast(DataType::Utf8),
                         Expr::Literal(ScalarValue::Utf8(Some(String::new()))),
@@ -690,26 +670,11 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 .next()
                 .ok_or_else(|| SlothError::plan("concat() needs at least one argument"))?;
             parts.fold(first, |acc, e| {
-                Expr::Function(ScalarFunc::Concat, vec![acc, e])
+                Expr::Function(functions::CONCAT, vec![acc, e])
             })
         }
-        "power" | "pow" => scalar(ScalarFunc::Power, args),
-        "ceil" | "ceiling" => scalar(ScalarFunc::Ceil, args),
-        "floor" => scalar(ScalarFunc::Floor, args),
-        "trunc" | "truncate" => scalar(ScalarFunc::Trunc, args),
-        "sign" => scalar(ScalarFunc::Sign, args),
-        "greatest" => scalar(ScalarFunc::Greatest, args),
-        "least" => scalar(ScalarFunc::Least, args),
-        "strpos" | "instr" => scalar(ScalarFunc::StrPos, args),
-        "left" => scalar(ScalarFunc::Left, args),
-        "right" => scalar(ScalarFunc::Right, args),
-        "lpad" => scalar(ScalarFunc::Lpad, args),
-        "rpad" => scalar(ScalarFunc::Rpad, args),
-        "split_part" => scalar(ScalarFunc::SplitPart, args),
-        "reverse" => scalar(ScalarFunc::Reverse, args),
-        "repeat" => scalar(ScalarFunc::Repeat, args),
         // log(x) is the base-10 logarithm, in PostgreSQL and DuckDB.
-        "log" => scalar(ScalarFunc::Math(MathFunc::Log10), args),
+        "log" => scalar(functions::LOG10, args),
         "pi" if args.is_empty() => lit(std::f64::consts::PI),
         "mod" => match <[Expr; 2]>::try_from(args) {
             Ok([a, b]) => a % b,
@@ -734,8 +699,8 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 )));
             }
         },
-        other => match MathFunc::from_name(other) {
-            Some(m) => scalar(ScalarFunc::Math(m), args),
+        other => match functions::lookup(other) {
+            Some(f) => scalar(f, args),
             None => return Err(SlothError::unsupported(format!("function '{other}'"))),
         },
     };
@@ -806,15 +771,15 @@ fn escaped_pattern(pattern: Expr, escape: Option<Expr>) -> Result<Expr> {
 /// `s [NOT] LIKE pattern`.
 fn like(negated: bool, s: Expr, pattern: Expr) -> Expr {
     let f = if negated {
-        ScalarFunc::NotLike
+        functions::NOT_LIKE
     } else {
-        ScalarFunc::Like
+        functions::LIKE
     };
     Expr::Function(f, vec![s, pattern])
 }
 
 fn coalesce(e: Expr, otherwise: bool) -> Expr {
-    Expr::Function(ScalarFunc::Coalesce, vec![e, lit(otherwise)])
+    Expr::Function(functions::COALESCE, vec![e, lit(otherwise)])
 }
 
 /// `lag(x [, n])` / `lead(x [, n])`, with an ORDER BY to give the rows an

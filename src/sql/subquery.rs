@@ -34,7 +34,8 @@ use sqlparser::ast;
 use super::expr::{Resolver, convert};
 use super::planner::{QueryPlanner, Scope};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, Operator, ScalarFunc, ScalarValue, col, count_star, lit, when};
+use crate::expr::{AggFunc, Expr, Operator, ScalarValue, col, count_star, lit, when};
+use crate::functions;
 use crate::plan::{JoinType, LogicalPlan};
 
 /// Prefix marking a column resolved in the enclosing query.
@@ -170,7 +171,7 @@ impl Resolver for SelectResolver<'_, '_> {
             filter: None,
             post_filter: None,
         });
-        let rows = Expr::Function(ScalarFunc::Coalesce, vec![col(n.as_str()), lit(0i64)]);
+        let rows = Expr::Function(functions::COALESCE, vec![col(n.as_str()), lit(0i64)]);
         let (Some(x), Some(value)) = (x, value) else {
             return Ok(if negated {
                 rows.eq(lit(0i64))
@@ -280,7 +281,7 @@ impl Resolver for SelectResolver<'_, '_> {
             post_filter: None,
         });
         let null = Expr::Literal(ScalarValue::Boolean(None));
-        let rows = Expr::Function(ScalarFunc::Coalesce, vec![col(n.as_str()), lit(0i64)]);
+        let rows = Expr::Function(functions::COALESCE, vec![col(n.as_str()), lit(0i64)]);
         Ok(when(rows.eq(lit(0i64)))
             .then(lit(all))
             .when(x.is_null())
@@ -316,7 +317,7 @@ impl Resolver for SelectResolver<'_, '_> {
                 sq.plan,
                 right_on,
                 Expr::Function(
-                    ScalarFunc::Coalesce,
+                    functions::COALESCE,
                     vec![col(value_name.as_str()), lit(0i64)],
                 ),
             ),
@@ -669,7 +670,7 @@ fn at_most_one_row(
     let mut exprs: Vec<Expr> = key_names.iter().map(|n| col(n.as_str())).collect();
     exprs.push(
         Expr::Function(
-            ScalarFunc::ScalarSubqueryValue,
+            functions::SCALAR_SUBQUERY_VALUE,
             vec![col(rows.as_str()), col(value)],
         )
         .alias(value),

@@ -9,13 +9,12 @@
 use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
-use chrono::Datelike;
 
 use super::value::{Row, Value, rescale, to_array};
 use crate::error::{Result, SlothError};
 use crate::expr::{Operator, ScalarFunc};
 use crate::physical_expr::eval::evaluate_array;
-use crate::physical_expr::{Node, PhysicalExpr, literal_i64};
+use crate::physical_expr::{Node, PhysicalExpr};
 
 /// Evaluates `expr` on one row of `schema`.
 pub fn eval(expr: &PhysicalExpr, row: &Row, schema: &SchemaRef) -> Result<Value> {
@@ -205,6 +204,8 @@ fn cast(v: &Value, from: &DataType, to: &DataType) -> Option<Value> {
     })
 }
 
+/// A function call: the function's row-at-a-time form where it has one,
+/// else its columnar kernel on a one-row batch.
 fn function(
     expr: &PhysicalExpr,
     func: ScalarFunc,
@@ -212,148 +213,14 @@ fn function(
     row: &Row,
     schema: &SchemaRef,
 ) -> Result<Value> {
-    use ScalarFunc::*;
-    let first = eval(&args[0], row, schema)?;
-    if first.is_null() && func != Coalesce {
-        return Ok(Value::Null);
+    let values = args
+        .iter()
+        .map(|a| eval(a, row, schema))
+        .collect::<Result<Vec<_>>>()?;
+    match func.function().invoke_row(&values) {
+        Some(value) => value,
+        None => fallback(expr, row, schema),
     }
-    let text = |v: &Value| match v {
-        Value::Str(s) => Some(s.clone()),
-        _ => None,
-    };
-    Ok(match func {
-        Contains | StartsWith | EndsWith | Like | NotLike => {
-            let pattern = eval(&args[1], row, schema)?;
-            let (Some(s), Some(p)) = (text(&first), text(&pattern)) else {
-                return Ok(Value::Null);
-            };
-            Value::Bool(match func {
-                Contains => s.contains(p.as_ref()),
-                StartsWith => s.starts_with(p.as_ref()),
-                EndsWith => s.ends_with(p.as_ref()),
-                Like => like(s.as_bytes(), p.as_bytes()),
-                _ => !like(s.as_bytes(), p.as_bytes()),
-            })
-        }
-        Substr => {
-            let Some(s) = text(&first) else {
-                return fallback(expr, row, schema);
-            };
-            let start = literal_i64(&args[1])?;
-            let len = args.get(2).map(literal_i64).transpose()?;
-            let from = (start.max(1) - 1) as usize;
-            let take = match len {
-                Some(l) => (start.saturating_add(l.max(0)) - start.max(1)).max(0) as usize,
-                None => usize::MAX,
-            };
-            Value::Str(s.chars().skip(from).take(take).collect::<String>().into())
-        }
-        Length => Value::Int(text(&first).map_or(0, |s| s.chars().count() as i64)),
-        Upper => Value::Str(text(&first).unwrap_or_default().to_uppercase().into()),
-        Lower => Value::Str(text(&first).unwrap_or_default().to_lowercase().into()),
-        Trim | LTrim | RTrim => {
-            let s = text(&first).unwrap_or_default();
-            Value::Str(
-                match func {
-                    Trim => s.trim_matches(' '),
-                    LTrim => s.trim_start_matches(' '),
-                    _ => s.trim_end_matches(' '),
-                }
-                .into(),
-            )
-        }
-        Replace => fallback(expr, row, schema)?,
-        ScalarSubqueryValue => match first {
-            Value::Int(n) if n > 1 => {
-                return Err(crate::error::SlothError::Data(
-                    "a scalar subquery returned more than one row".into(),
-                ));
-            }
-            _ => eval(&args[1], row, schema)?,
-        },
-        DateTrunc => {
-            let unit = crate::physical_expr::date_trunc_unit(&args[0])?;
-            match eval(&args[1], row, schema)? {
-                Value::Date(d) => Value::Date(crate::kernels::date_trunc::truncate(d, unit)),
-                _ => Value::Null,
-            }
-        }
-        Year | Month | Day | Quarter | DayOfWeek | DayOfYear => {
-            let Value::Date(d) = first else {
-                return fallback(expr, row, schema);
-            };
-            let date = arrow::temporal_conversions::date32_to_datetime(d).map(|t| t.date());
-            let Some(date) = date else {
-                return Ok(Value::Null);
-            };
-            Value::Int(match func {
-                Year => date.year() as i64,
-                Month => date.month() as i64,
-                Quarter => date.month0() as i64 / 3 + 1,
-                DayOfWeek => date.weekday().num_days_from_sunday() as i64,
-                DayOfYear => date.ordinal() as i64,
-                _ => date.day() as i64,
-            })
-        }
-        Abs => match first {
-            Value::Int(v) => Value::Int(v.abs()),
-            Value::Float(v) => Value::Float(v.abs()),
-            Value::Decimal(v, s) => Value::Decimal(v.abs(), s),
-            _ => fallback(expr, row, schema)?,
-        },
-        Coalesce => {
-            if !first.is_null() {
-                return Ok(first);
-            }
-            for a in &args[1..] {
-                let v = eval(a, row, schema)?;
-                if !v.is_null() {
-                    return Ok(v);
-                }
-            }
-            Value::Null
-        }
-        Concat => {
-            let mut out = text(&first).unwrap_or_default().to_string();
-            for a in &args[1..] {
-                match eval(a, row, schema)? {
-                    Value::Null => return Ok(Value::Null),
-                    v => out.push_str(&text(&v).unwrap_or_default()),
-                }
-            }
-            Value::Str(out.into())
-        }
-        // The columnar kernels on a one-row batch: these have no second,
-        // row-at-a-time implementation to compare with.
-        Round | Math(_) | Power | Floor | Ceil | Trunc | Sign | Greatest | Least | StrPos
-        | Left | Right | Lpad | Rpad | SplitPart | Reverse | Repeat => fallback(expr, row, schema)?,
-    })
-}
-
-/// SQL LIKE with `%` and `_` (no escape character), by backtracking.
-fn like(s: &[u8], p: &[u8]) -> bool {
-    let (mut si, mut pi) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while si < s.len() {
-        if pi < p.len() && (p[pi] == b'_' || p[pi] == s[si]) {
-            si += 1;
-            pi += 1;
-        } else if pi < p.len() && p[pi] == b'%' {
-            star = Some(pi);
-            mark = si;
-            pi += 1;
-        } else if let Some(sp) = star {
-            pi = sp + 1;
-            mark += 1;
-            si = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == b'%' {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 /// The vectorized kernel on a one-row batch made from `row`.
@@ -367,19 +234,4 @@ fn fallback(expr: &PhysicalExpr, row: &Row, schema: &SchemaRef) -> Result<Value>
     let batch = RecordBatch::try_new_with_options(schema.clone(), columns, &options)?;
     let out = evaluate_array(expr, &batch)?;
     Value::from_array(out.as_ref(), 0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::like;
-
-    #[test]
-    fn like_matches_sql() {
-        assert!(like(b"PROMO BRUSHED", b"PROMO%"));
-        assert!(like(b"abc", b"a_c"));
-        assert!(like(b"special requests", b"%special%requests%"));
-        assert!(!like(b"specialrequest", b"%special%requests%"));
-        assert!(like(b"", b"%"));
-        assert!(!like(b"ab", b"a"));
-    }
 }

@@ -9,7 +9,7 @@
 mod aggregates;
 mod expr;
 mod operators;
-mod value;
+use crate::expr::value;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -1,0 +1,311 @@
+//! Numeric functions: the float functions of [`MathFunc`] (`sqrt`, `ln`,
+//! trigonometry, ..), `power`, `abs`, `round`, and `floor / ceil / trunc /
+//! sign`.
+//!
+//! Float functions follow IEEE outside their domain (`sqrt(-1)` is NaN),
+//! as DuckDB does. A new float function is one line of the `math_funcs!`
+//! table in `expr/mod.rs`; this file registers every entry of it.
+
+use std::sync::Arc;
+
+use arrow::array::AsArray;
+use arrow::array::{ArrayRef, Float64Array, Int64Array, Scalar};
+use arrow::compute::cast;
+use arrow::compute::kernels::{cmp, numeric, zip::zip};
+use arrow::datatypes::{DataType, Float64Type};
+
+use super::{aligned, on_first};
+use crate::error::{Result, SlothError};
+use crate::expr::function::{
+    ArgType, ColumnarValue, Signature, check_arity, constant_i64, need_number,
+};
+use crate::expr::value::Value;
+use crate::expr::{Expr, MathFunc, ScalarFunc, ScalarFunction, lit};
+use crate::kernels::math::{self, Rounding};
+
+pub(super) fn functions() -> Vec<ScalarFunc> {
+    let floats = MathFunc::ALL.iter().map(|m| ScalarFunc::new(m));
+    floats
+        .chain([POWER, ABS, ROUND, FLOOR, CEIL, TRUNC, SIGN])
+        .collect()
+}
+
+/// `log10(x)`, also SQL's one-argument `log(x)`.
+pub const LOG10: ScalarFunc = ScalarFunc::new(&MathFunc::Log10);
+/// `power(a, b)`, as floats.
+pub const POWER: ScalarFunc = ScalarFunc::new(&Power);
+/// Absolute value, in the argument's type.
+pub const ABS: ScalarFunc = ScalarFunc::new(&Abs);
+/// Round to n decimals (default 0).
+pub const ROUND: ScalarFunc = ScalarFunc::new(&Round);
+/// Largest integer not above (ints unchanged; decimals to scale 0).
+pub const FLOOR: ScalarFunc = ScalarFunc::new(&Integral {
+    rounding: Rounding::Floor,
+    sql_names: &["floor"],
+});
+/// Smallest integer not below.
+pub const CEIL: ScalarFunc = ScalarFunc::new(&Integral {
+    rounding: Rounding::Ceil,
+    sql_names: &["ceil", "ceiling"],
+});
+/// Toward zero.
+pub const TRUNC: ScalarFunc = ScalarFunc::new(&Integral {
+    rounding: Rounding::Trunc,
+    sql_names: &["trunc", "truncate"],
+});
+/// -1, 0 or 1.
+pub const SIGN: ScalarFunc = ScalarFunc::new(&Integral {
+    rounding: Rounding::Sign,
+    sql_names: &["sign"],
+});
+
+impl ScalarFunction for MathFunc {
+    fn name(&self) -> &'static str {
+        MathFunc::name(*self)
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        MathFunc::sql_names(*self)
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity(self.name(), args.len(), 1, 1)?;
+        need_number(self.name(), args[0].data_type)?;
+        Ok(Signature::all_cast(1, DataType::Float64, DataType::Float64))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
+        on_first(args, |a| Ok(math::math(a, *self)))
+    }
+}
+
+#[derive(Debug)]
+struct Power;
+
+impl ScalarFunction for Power {
+    fn name(&self) -> &'static str {
+        "power"
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        &["power", "pow"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity("power", args.len(), 2, 2)?;
+        for a in args {
+            need_number("power", a.data_type)?;
+        }
+        Ok(Signature::all_cast(2, DataType::Float64, DataType::Float64))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, rows: usize) -> Result<ColumnarValue> {
+        let (arrays, constant) = aligned(args, rows)?;
+        Ok(ColumnarValue::wrap(
+            math::power(&arrays[0], &arrays[1])?,
+            constant,
+        ))
+    }
+}
+
+#[derive(Debug)]
+struct Abs;
+
+impl ScalarFunction for Abs {
+    fn name(&self) -> &'static str {
+        "abs"
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        &["abs"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity("abs", args.len(), 1, 1)?;
+        if !args[0].data_type.is_numeric() {
+            return Err(SlothError::types(format!(
+                "abs() needs a number, got {}",
+                args[0].data_type
+            )));
+        }
+        Ok(Signature::returning(1, args[0].data_type.clone()))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
+        on_first(args, |a| {
+            let zero = cast(&Int64Array::from(vec![0]), a.data_type())?;
+            let negative = cmp::lt(a, &Scalar::new(zero))?;
+            Ok(zip(&negative, &numeric::neg(a)?, a)?)
+        })
+    }
+    fn invoke_row(&self, args: &[Value]) -> Option<Result<Value>> {
+        Some(Ok(match args[0] {
+            Value::Null => Value::Null,
+            Value::Int(v) => Value::Int(v.abs()),
+            Value::Float(v) => Value::Float(v.abs()),
+            Value::Decimal(v, s) => Value::Decimal(v.abs(), s),
+            _ => return None,
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct Round;
+
+impl ScalarFunction for Round {
+    fn name(&self) -> &'static str {
+        "round"
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        &["round"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity("round", args.len(), 1, 2)?;
+        let t = args[0].data_type;
+        if !t.is_numeric() {
+            return Err(SlothError::types(format!(
+                "round() needs a number, got {t}"
+            )));
+        }
+        let digits = match args.get(1) {
+            None => 0,
+            Some(a) => constant_i64(
+                a.constant
+                    .ok_or_else(|| SlothError::unsupported("round() digits must be a constant"))?,
+            )?,
+        };
+        let output = match t {
+            DataType::Decimal128(p, _) => DataType::Decimal128(*p, digits.clamp(0, 38) as i8),
+            t if t.is_integer() => t.clone(),
+            _ => DataType::Float64,
+        };
+        Ok(Signature::returning(args.len(), output))
+    }
+    fn invoke(&self, args: &[ColumnarValue], output: &DataType, _: usize) -> Result<ColumnarValue> {
+        let digits = match args.get(1) {
+            Some(d) => constant_i64(d.array())?,
+            None => 0,
+        };
+        on_first(args, |a| round(a, digits, output))
+    }
+}
+
+fn round(a: &ArrayRef, digits: i64, output: &DataType) -> Result<ArrayRef> {
+    match a.data_type() {
+        DataType::Decimal128(..) => Ok(cast(a, output)?),
+        t if t.is_integer() => Ok(a.clone()),
+        _ => {
+            let f = cast(a, &DataType::Float64)?;
+            let scale = 10f64.powi(digits as i32);
+            let r: Float64Array = f
+                .as_primitive::<Float64Type>()
+                .unary(|v| (v * scale).round() / scale);
+            Ok(Arc::new(r))
+        }
+    }
+}
+
+/// `floor`, `ceil`, `trunc` or `sign`.
+#[derive(Debug)]
+struct Integral {
+    rounding: Rounding,
+    sql_names: &'static [&'static str],
+}
+
+impl ScalarFunction for Integral {
+    fn name(&self) -> &'static str {
+        self.rounding.name()
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        self.sql_names
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity(self.name(), args.len(), 1, 1)?;
+        need_number(self.name(), args[0].data_type)?;
+        let output = match (args[0].data_type, self.rounding) {
+            (_, Rounding::Sign) => DataType::Int64,
+            (DataType::Decimal128(p, _), _) => DataType::Decimal128(*p, 0),
+            (t, _) if t.is_integer() => t.clone(),
+            _ => DataType::Float64,
+        };
+        Ok(Signature::returning(1, output))
+    }
+    fn invoke(&self, args: &[ColumnarValue], output: &DataType, _: usize) -> Result<ColumnarValue> {
+        on_first(args, |a| math::integral(a, self.rounding, output))
+    }
+}
+
+impl Expr {
+    /// A float function of this expression: `col("x").math(MathFunc::Sqrt)`.
+    pub fn math(self, f: MathFunc) -> Expr {
+        Expr::Function(ScalarFunc::new(f.as_static()), vec![self])
+    }
+    /// `power(self, exponent)`, as floats.
+    pub fn pow(self, exponent: impl Into<Expr>) -> Expr {
+        Expr::Function(POWER, vec![self, exponent.into()])
+    }
+    /// The absolute value.
+    pub fn abs(self) -> Expr {
+        Expr::Function(ABS, vec![self])
+    }
+    /// Rounds to `decimals` places.
+    pub fn round(self, decimals: i64) -> Expr {
+        Expr::Function(ROUND, vec![self, lit(decimals)])
+    }
+    /// The largest integer not above.
+    pub fn floor(self) -> Expr {
+        Expr::Function(FLOOR, vec![self])
+    }
+    /// The smallest integer not below.
+    pub fn ceil(self) -> Expr {
+        Expr::Function(CEIL, vec![self])
+    }
+    /// Toward zero.
+    pub fn trunc(self) -> Expr {
+        Expr::Function(TRUNC, vec![self])
+    }
+    /// -1, 0 or 1.
+    pub fn sign(self) -> Expr {
+        Expr::Function(SIGN, vec![self])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::col;
+    use crate::functions::test_util::{eval, try_eval};
+    use arrow::array::{Array, Decimal128Array, Int32Array};
+
+    #[test]
+    fn each_float_function_is_registered_under_its_sql_name() {
+        for m in MathFunc::ALL {
+            assert_eq!(crate::functions::lookup(m.name()), Some(ScalarFunc::new(m)));
+        }
+    }
+
+    #[test]
+    fn types_follow_the_argument_and_abs_agrees_row_by_row() {
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(-3), None, Some(4)]));
+        let out = eval(col("i").abs(), &[("i", ints.clone())]);
+        assert_eq!(out.data_type(), &DataType::Int32);
+        for i in 0..3 {
+            let v = Value::from_array(ints.as_ref(), i).unwrap();
+            let row = ABS.function().invoke_row(&[v]).unwrap().unwrap();
+            let cell = Value::from_array(out.as_ref(), i).unwrap();
+            assert_eq!(format!("{row:?}"), format!("{cell:?}"));
+        }
+        let dec: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![Some(12345)])
+                .with_precision_and_scale(10, 2)
+                .unwrap(),
+        );
+        let rounded = eval(col("d").round(1), &[("d", dec.clone())]);
+        assert_eq!(rounded.data_type(), &DataType::Decimal128(10, 1));
+        let floor = eval(col("d").floor(), &[("d", dec)]);
+        assert_eq!(floor.data_type(), &DataType::Decimal128(10, 0));
+        let sqrt = eval(col("i").math(MathFunc::Sqrt), &[("i", ints.clone())]);
+        assert_eq!(sqrt.as_primitive::<Float64Type>().value(2), 2.0);
+        assert!(sqrt.as_primitive::<Float64Type>().value(0).is_nan());
+        let err = try_eval(
+            Expr::Function(ROUND, vec![col("i"), col("i")]),
+            &[("i", ints)],
+        );
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .contains("round() digits must be a constant")
+        );
+    }
+}
