@@ -1,6 +1,6 @@
 //! String functions: `substr`, `length`, `upper`, `lower`, the trims,
 //! `replace`, `strpos`, `left`, `right`, `lpad`, `rpad`, `split_part`,
-//! `reverse`, `repeat`, and `concat` (SQL's `||`).
+//! `reverse`, `repeat`, `initcap`, and `concat` (SQL's `||`).
 //!
 //! Lengths and positions count characters. Arguments after the string are
 //! constants (read once per batch); a null one makes every row null.
@@ -20,7 +20,7 @@ use crate::kernels::strings;
 pub(super) fn functions() -> Vec<ScalarFunc> {
     vec![
         SUBSTR, LENGTH, UPPER, LOWER, TRIM, LTRIM, RTRIM, REPLACE, STRPOS, LEFT, RIGHT, LPAD, RPAD,
-        SPLIT_PART, REVERSE, REPEAT, CONCAT,
+        SPLIT_PART, REVERSE, REPEAT, CONCAT, INITCAP,
     ]
 }
 
@@ -64,6 +64,26 @@ pub const REVERSE: ScalarFunc = ScalarFunc::new(&MapText {
     sql_names: &["reverse"],
     map: |s, buf| buf.extend(s.chars().rev()),
 });
+/// Each word's first letter in upper case, the rest in lower case
+/// (PostgreSQL's `initcap`: words are runs of letters and digits).
+pub const INITCAP: ScalarFunc = ScalarFunc::new(&MapText {
+    name: "initcap",
+    sql_names: &["initcap"],
+    map: initcap,
+});
+
+fn initcap(s: &str, buf: &mut String) {
+    let mut in_word = false;
+    for c in s.chars() {
+        if in_word {
+            buf.extend(c.to_lowercase());
+        } else {
+            buf.extend(c.to_uppercase());
+        }
+        in_word = c.is_alphanumeric();
+    }
+}
+
 /// `replace(s, from, to)`: every `from` (a constant) replaced by `to`.
 pub const REPLACE: ScalarFunc = ScalarFunc::new(&Replace);
 /// `strpos(s, sub)`: 1-based character position of `sub`, 0 if absent.
@@ -497,9 +517,23 @@ mod tests {
     }
 
     #[test]
+    fn initcap_capitalizes_each_word() {
+        let s = strings(&[Some("hello wORLD-foo 2nd"), None, Some("élan")]);
+        let out = texts(&eval(Expr::Function(INITCAP, vec![col("s")]), &[("s", s)]));
+        assert_eq!(
+            out,
+            vec![
+                Some("Hello World-Foo 2nd".into()),
+                None,
+                Some("Élan".into())
+            ]
+        );
+    }
+
+    #[test]
     fn row_forms_agree_with_the_columnar_kernels() {
         let input = strings(&[Some(" Mixed Case "), None]);
-        for f in [UPPER, LOWER, TRIM, LTRIM, RTRIM, REVERSE, LENGTH] {
+        for f in [UPPER, LOWER, TRIM, LTRIM, RTRIM, REVERSE, LENGTH, INITCAP] {
             let out = eval(Expr::Function(f, vec![col("s")]), &[("s", input.clone())]);
             for (i, v) in [Value::Str(" Mixed Case ".into()), Value::Null]
                 .iter()
