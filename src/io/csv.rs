@@ -12,7 +12,7 @@ use super::{BATCH_SIZE, nullable_schema, open};
 use crate::error::{Result, SlothError};
 
 /// How to parse a CSV file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CsvOptions {
     /// First line holds column names.
     pub has_header: bool,

@@ -119,6 +119,59 @@ pub enum ScanSource {
     },
 }
 
+/// Two sources are equal when they read the same file with the same
+/// schema and options, or hold the very same batches.
+impl PartialEq for ScanSource {
+    fn eq(&self, other: &Self) -> bool {
+        use ScanSource::*;
+        match (self, other) {
+            (
+                Csv {
+                    path: a,
+                    schema: sa,
+                    options: oa,
+                },
+                Csv {
+                    path: b,
+                    schema: sb,
+                    options: ob,
+                },
+            ) => a == b && sa == sb && oa == ob,
+            (
+                Parquet {
+                    path: a,
+                    schema: sa,
+                },
+                Parquet {
+                    path: b,
+                    schema: sb,
+                },
+            )
+            | (
+                Ipc {
+                    path: a,
+                    schema: sa,
+                },
+                Ipc {
+                    path: b,
+                    schema: sb,
+                },
+            ) => a == b && sa == sb,
+            (
+                Memory {
+                    schema: sa,
+                    batches: a,
+                },
+                Memory {
+                    schema: sb,
+                    batches: b,
+                },
+            ) => sa == sb && Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Debug for ScanSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self}")

@@ -37,11 +37,11 @@
 
 use std::sync::Arc;
 
-use super::{OptimizerRule, column_names, column_passed_on};
+use super::{ApplyOrder, OptimizerRule, column_names, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::estimate;
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{JoinType, LogicalPlan, Transformed};
 
 /// The reducing side must be estimated at most this fraction of its
 /// unfiltered relation: a filter must have dropped keys.
@@ -54,8 +54,11 @@ impl OptimizerRule for AggregateSemiJoin {
     fn name(&self) -> &'static str {
         "aggregate_semi_join"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        plan.transform_up(&mut |node| {
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        {
             let LogicalPlan::Join {
                 left,
                 right,
@@ -65,7 +68,7 @@ impl OptimizerRule for AggregateSemiJoin {
                 filter,
             } = &node
             else {
-                return Ok(node);
+                return Ok(Transformed::no(node));
             };
             let rebuilt = |left: Arc<LogicalPlan>, right: Arc<LogicalPlan>| LogicalPlan::Join {
                 left,
@@ -78,16 +81,15 @@ impl OptimizerRule for AggregateSemiJoin {
             if matches!(how, JoinType::Inner | JoinType::Semi)
                 && let Some(r) = reduce(right, right_on, left, left_on)?
             {
-                return Ok(rebuilt(left.clone(), Arc::new(r)));
+                return Ok(Transformed::yes(rebuilt(left.clone(), Arc::new(r))));
             }
             if *how == JoinType::Inner
                 && let Some(l) = reduce(left, left_on, right, right_on)?
             {
-                return Ok(rebuilt(Arc::new(l), right.clone()));
+                return Ok(Transformed::yes(rebuilt(Arc::new(l), right.clone())));
             }
-            Ok(node)
-        })
-        .map(Some)
+        }
+        Ok(Transformed::no(node))
     }
 }
 
@@ -308,6 +310,7 @@ mod tests {
     use super::*;
     use crate::expr::lit;
     use crate::frame::LazyFrame;
+    use crate::optimizer::apply_rule;
     use crate::optimizer::test_util::{rewritten, table};
 
     fn parts() -> LazyFrame {
@@ -396,12 +399,11 @@ mod tests {
     #[test]
     fn applies_once() {
         let lf = parts().join(&per_part(), [col("p_key")], [col("l_key")], JoinType::Inner);
-        let once = AggregateSemiJoin
-            .rewrite(lf.logical_plan())
-            .unwrap()
-            .unwrap();
-        let twice = AggregateSemiJoin.rewrite(&once).unwrap().unwrap();
-        assert_eq!(once.to_string(), twice.to_string());
+        let once = apply_rule(&AggregateSemiJoin, lf.logical_plan()).unwrap();
+        assert!(once.transformed);
+        let twice = apply_rule(&AggregateSemiJoin, &once.data).unwrap();
+        assert!(!twice.transformed, "{}", twice.data);
+        assert_eq!(once.data.to_string(), twice.data.to_string());
     }
 
     #[test]
@@ -421,7 +423,7 @@ mod tests {
         let mut plan = lf.logical_plan().clone();
         for _ in 0..3 {
             for rule in [&AggregateSemiJoin as &dyn OptimizerRule, &SemiJoinPushdown] {
-                plan = rule.rewrite(&plan).unwrap().unwrap_or(plan);
+                plan = apply_rule(rule, &plan).unwrap().data;
             }
         }
         let text = plan.to_string();

@@ -16,10 +16,10 @@
 
 use std::sync::Arc;
 
-use super::OptimizerRule;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::LogicalPlan;
+use crate::plan::{LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct CommonSubexprEliminate;
@@ -28,34 +28,34 @@ impl OptimizerRule for CommonSubexprEliminate {
     fn name(&self) -> &'static str {
         "common_subexpr_eliminate"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        plan.transform_up(&mut |node| {
-            Ok(match node {
-                LogicalPlan::Aggregate { input, keys, aggs } => {
-                    let mut exprs: Vec<Expr> = keys.iter().chain(&aggs).cloned().collect();
-                    match eliminate(&input, &mut exprs)? {
-                        Some(below) => {
-                            let aggs = exprs.split_off(keys.len());
-                            LogicalPlan::Aggregate {
-                                input: below,
-                                keys: exprs,
-                                aggs,
-                            }
-                        }
-                        None => LogicalPlan::Aggregate { input, keys, aggs },
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        Ok(match node {
+            LogicalPlan::Aggregate { input, keys, aggs } => {
+                let mut exprs: Vec<Expr> = keys.iter().chain(&aggs).cloned().collect();
+                match eliminate(&input, &mut exprs)? {
+                    Some(below) => {
+                        let aggs = exprs.split_off(keys.len());
+                        Transformed::yes(LogicalPlan::Aggregate {
+                            input: below,
+                            keys: exprs,
+                            aggs,
+                        })
                     }
+                    None => Transformed::no(LogicalPlan::Aggregate { input, keys, aggs }),
                 }
-                LogicalPlan::Project { input, mut exprs } => match eliminate(&input, &mut exprs)? {
-                    Some(below) => LogicalPlan::Project {
-                        input: below,
-                        exprs,
-                    },
-                    None => LogicalPlan::Project { input, exprs },
-                },
-                other => other,
-            })
+            }
+            LogicalPlan::Project { input, mut exprs } => match eliminate(&input, &mut exprs)? {
+                Some(below) => Transformed::yes(LogicalPlan::Project {
+                    input: below,
+                    exprs,
+                }),
+                None => Transformed::no(LogicalPlan::Project { input, exprs }),
+            },
+            other => Transformed::no(other),
         })
-        .map(Some)
     }
 }
 
@@ -128,6 +128,7 @@ mod tests {
     use super::*;
     use crate::expr::lit;
     use crate::frame::LazyFrame;
+    use crate::optimizer::apply_rule;
     use arrow::array::{ArrayRef, Int64Array};
     use arrow::record_batch::RecordBatch;
 
@@ -147,10 +148,9 @@ mod tests {
             lf.logical_plan().to_string(),
             "Aggregate keys=[] aggs=[sum((p * (1 - d))) AS a, sum(((p * (1 - d)) * (1 + t))) AS b]\n  Scan memory (2 rows)\n"
         );
-        let after = CommonSubexprEliminate
-            .rewrite(lf.logical_plan())
+        let after = apply_rule(&CommonSubexprEliminate, lf.logical_plan())
             .unwrap()
-            .unwrap();
+            .data;
         assert_eq!(
             after.to_string(),
             "Aggregate keys=[] aggs=[sum(__cse_0) AS a, sum((__cse_0 * (1 + t))) AS b]\n  Project [p, d, t, (p * (1 - d)) AS __cse_0]\n    Scan memory (2 rows)\n"
@@ -166,10 +166,9 @@ mod tests {
             (col("a") + lit(1)).alias("x"),
             (col("a") * lit(2)).alias("y"),
         ]);
-        let after = CommonSubexprEliminate
-            .rewrite(lf.logical_plan())
+        let after = apply_rule(&CommonSubexprEliminate, lf.logical_plan())
             .unwrap()
-            .unwrap();
+            .data;
         assert_eq!(after.to_string(), lf.logical_plan().to_string());
     }
 }

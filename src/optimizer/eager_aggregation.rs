@@ -41,12 +41,12 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Schema};
 
-use super::{OptimizerRule, column_names};
+use super::{ApplyOrder, OptimizerRule, column_names};
 use crate::error::Result;
 use crate::expr::{AggFunc, Expr, col, lit};
 use crate::functions;
 use crate::plan::cardinality::{distinct_bound, estimate};
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{JoinType, LogicalPlan, Transformed};
 
 /// The right side's keys must be estimated to have at most this many
 /// distinct values per right row.
@@ -62,9 +62,14 @@ impl OptimizerRule for EagerAggregation {
     fn name(&self) -> &'static str {
         "eager_aggregation"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        plan.transform_up(&mut |node| Ok(eager(&node)?.unwrap_or(node)))
-            .map(Some)
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        Ok(match eager(&node)? {
+            Some(rewritten) => Transformed::yes(rewritten),
+            None => Transformed::no(node),
+        })
     }
 }
 
@@ -221,6 +226,7 @@ fn pays(side: &LogicalPlan, keys: &[String]) -> bool {
 mod tests {
     use super::*;
     use crate::expr::col;
+    use crate::optimizer::apply_rule;
     use crate::optimizer::test_util::{rewritten, table};
 
     fn joined(how: JoinType) -> crate::frame::LazyFrame {
@@ -297,12 +303,9 @@ mod tests {
         ];
         for lf in cases {
             assert!(
-                EagerAggregation
-                    .rewrite(lf.logical_plan())
+                !apply_rule(&EagerAggregation, lf.logical_plan())
                     .unwrap()
-                    .unwrap()
-                    .to_string()
-                    == lf.logical_plan().to_string(),
+                    .transformed,
                 "{}",
                 lf.logical_plan()
             );
@@ -352,7 +355,7 @@ mod tests {
                         col("y").max().alias("hi"),
                     ]);
                 let plan = lf.logical_plan();
-                let eager = EagerAggregation.rewrite(plan).unwrap().unwrap();
+                let eager = apply_rule(&EagerAggregation, plan).unwrap().data;
                 assert_ne!(eager.to_string(), plan.to_string(), "{how:?} by {key}");
                 let run = |p: &LogicalPlan| {
                     let physical = crate::physical::planner::create_physical_plan(p).unwrap();

@@ -20,10 +20,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::OptimizerRule;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, Operator};
-use crate::plan::{JoinType, LogicalPlan, join_schema};
+use crate::plan::{JoinType, LogicalPlan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct EliminateOuterJoin;
@@ -32,10 +32,13 @@ impl OptimizerRule for EliminateOuterJoin {
     fn name(&self) -> &'static str {
         "eliminate_outer_join"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        plan.transform_up(&mut |node| {
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        {
             let LogicalPlan::Filter { input, predicate } = &node else {
-                return Ok(node);
+                return Ok(Transformed::no(node));
             };
             let LogicalPlan::Join {
                 left,
@@ -46,10 +49,10 @@ impl OptimizerRule for EliminateOuterJoin {
                 filter,
             } = input.as_ref()
             else {
-                return Ok(node);
+                return Ok(Transformed::no(node));
             };
             if !matches!(how, JoinType::Left | JoinType::Right | JoinType::Full) {
-                return Ok(node);
+                return Ok(Transformed::no(node));
             }
             let (ls, rs) = (left.schema()?, right.schema()?);
             let out = join_schema(&ls, &rs, *how);
@@ -66,9 +69,9 @@ impl OptimizerRule for EliminateOuterJoin {
                 (JoinType::Full, true, true) => JoinType::Inner,
                 (JoinType::Full, true, false) => JoinType::Left,
                 (JoinType::Full, false, true) => JoinType::Right,
-                _ => return Ok(node),
+                _ => return Ok(Transformed::no(node)),
             };
-            Ok(LogicalPlan::Filter {
+            Ok(Transformed::yes(LogicalPlan::Filter {
                 input: Arc::new(LogicalPlan::Join {
                     left: left.clone(),
                     right: right.clone(),
@@ -78,9 +81,8 @@ impl OptimizerRule for EliminateOuterJoin {
                     filter: filter.clone(),
                 }),
                 predicate: predicate.clone(),
-            })
-        })
-        .map(Some)
+            }))
+        }
     }
 }
 

@@ -27,11 +27,11 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::OptimizerRule;
 use super::projection_pushdown::Pruner;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{JoinType, LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct JoinOutputPruning;
@@ -40,8 +40,12 @@ impl OptimizerRule for JoinOutputPruning {
     fn name(&self) -> &'static str {
         "join_output_pruning"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        Pruner { join_outputs: true }.prune(plan, None).map(Some)
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::WholePlan
+    }
+    fn rewrite(&self, plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        let pruned = Pruner { join_outputs: true }.prune(&plan, None)?;
+        Ok(Transformed::compared(&plan, pruned))
     }
 }
 
@@ -80,6 +84,7 @@ pub(super) fn narrow(join: LogicalPlan, needed: &BTreeSet<String>) -> Result<Log
 mod tests {
     use super::*;
     use crate::frame::LazyFrame;
+    use crate::optimizer::apply_rule;
     use crate::optimizer::projection_pushdown::ProjectionPushdown;
     use crate::optimizer::test_util::{rewritten, table};
 
@@ -96,10 +101,9 @@ mod tests {
     fn a_join_emits_only_what_its_parent_reads() {
         let lf = joined().agg([col("v").sum().alias("s")]);
         let pushed = LazyFrame::from(
-            ProjectionPushdown
-                .rewrite(lf.logical_plan())
+            apply_rule(&ProjectionPushdown, lf.logical_plan())
                 .unwrap()
-                .unwrap(),
+                .data,
         );
         assert_eq!(
             rewritten(&JoinOutputPruning, &pushed),

@@ -31,11 +31,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::OptimizerRule;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::{Estimate, distinct_bound, estimate, join_rows};
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{JoinType, LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct JoinReorder;
@@ -47,8 +47,12 @@ impl OptimizerRule for JoinReorder {
     fn name(&self) -> &'static str {
         "join_reorder"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        reorder(plan).map(Some)
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::WholePlan
+    }
+    fn rewrite(&self, plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        let reordered = reorder(&plan)?;
+        Ok(Transformed::compared(&plan, reordered))
     }
 }
 

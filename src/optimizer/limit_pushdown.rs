@@ -13,9 +13,9 @@
 
 use std::sync::Arc;
 
-use super::OptimizerRule;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
-use crate::plan::LogicalPlan;
+use crate::plan::{LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct LimitPushdown;
@@ -24,53 +24,57 @@ impl OptimizerRule for LimitPushdown {
     fn name(&self) -> &'static str {
         "limit_pushdown"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        plan.transform_up(&mut |node| {
-            Ok(match node {
-                LogicalPlan::Slice { input, offset, len } => match input.as_ref() {
-                    LogicalPlan::Project {
-                        input: below,
-                        exprs,
-                    } if !exprs.iter().any(|e| e.contains_window()) => {
-                        let slice = LogicalPlan::Slice {
-                            input: below.clone(),
-                            offset,
-                            len,
-                        };
-                        LogicalPlan::Project {
-                            input: Arc::new(slice),
-                            exprs: exprs.clone(),
-                        }
-                    }
-                    LogicalPlan::Union { inputs } if len.is_some() => {
-                        let keep = offset + len.expect("checked");
-                        let limited = inputs
-                            .iter()
-                            .map(|i| match i.as_ref() {
-                                LogicalPlan::Slice {
-                                    offset: 0,
-                                    len: Some(n),
-                                    ..
-                                } if *n <= keep => i.clone(),
-                                _ => Arc::new(LogicalPlan::Slice {
-                                    input: i.clone(),
-                                    offset: 0,
-                                    len: Some(keep),
-                                }),
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        let LogicalPlan::Slice { input, offset, len } = &node else {
+            return Ok(Transformed::no(node));
+        };
+        let (offset, len) = (*offset, *len);
+        Ok(match input.as_ref() {
+            LogicalPlan::Project {
+                input: below,
+                exprs,
+            } if !exprs.iter().any(|e| e.contains_window()) => {
+                let slice = LogicalPlan::Slice {
+                    input: below.clone(),
+                    offset,
+                    len,
+                };
+                Transformed::yes(LogicalPlan::Project {
+                    input: Arc::new(slice),
+                    exprs: exprs.clone(),
+                })
+            }
+            LogicalPlan::Union { inputs } if len.is_some() => {
+                let keep = offset + len.expect("checked");
+                let limited_already = |i: &Arc<LogicalPlan>| matches!(i.as_ref(), LogicalPlan::Slice { offset: 0, len: Some(n), .. } if *n <= keep);
+                if inputs.iter().all(limited_already) {
+                    return Ok(Transformed::no(node));
+                }
+                let limited = inputs
+                    .iter()
+                    .map(|i| {
+                        if limited_already(i) {
+                            i.clone()
+                        } else {
+                            Arc::new(LogicalPlan::Slice {
+                                input: i.clone(),
+                                offset: 0,
+                                len: Some(keep),
                             })
-                            .collect();
-                        LogicalPlan::Slice {
-                            input: Arc::new(LogicalPlan::Union { inputs: limited }),
-                            offset,
-                            len,
                         }
-                    }
-                    _ => LogicalPlan::Slice { input, offset, len },
-                },
-                other => other,
-            })
+                    })
+                    .collect();
+                Transformed::yes(LogicalPlan::Slice {
+                    input: Arc::new(LogicalPlan::Union { inputs: limited }),
+                    offset,
+                    len,
+                })
+            }
+            _ => Transformed::no(node),
         })
-        .map(Some)
     }
 }
 
@@ -79,6 +83,7 @@ mod tests {
     use super::*;
     use crate::expr::{col, lit};
     use crate::frame::LazyFrame;
+    use crate::optimizer::apply_rule;
     use arrow::array::{ArrayRef, Int64Array};
     use arrow::record_batch::RecordBatch;
 
@@ -95,7 +100,7 @@ mod tests {
         let lf = t()
             .select([col("a"), (col("b") + lit(1)).alias("c")])
             .slice(1, Some(1));
-        let after = LimitPushdown.rewrite(lf.logical_plan()).unwrap().unwrap();
+        let after = apply_rule(&LimitPushdown, lf.logical_plan()).unwrap().data;
         assert_eq!(
             after.to_string(),
             "Project [a, (b + 1) AS c]\n  Slice offset=1 len=1\n    Scan memory (3 rows)\n"
@@ -105,7 +110,7 @@ mod tests {
     #[test]
     fn union_inputs_get_their_own_limit() {
         let lf = t().union(&[t()]).slice(1, Some(2));
-        let after = LimitPushdown.rewrite(lf.logical_plan()).unwrap().unwrap();
+        let after = apply_rule(&LimitPushdown, lf.logical_plan()).unwrap().data;
         assert_eq!(
             after.to_string(),
             "Slice offset=1 len=2\n  Union\n    Slice offset=0 len=3\n      Scan memory (3 rows)\n    Slice offset=0 len=3\n      Scan memory (3 rows)\n"

@@ -24,7 +24,7 @@ pub(crate) mod test_util;
 
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::plan::LogicalPlan;
+use crate::plan::{LogicalPlan, Transformed};
 
 /// The names of `exprs` when every one is a plain column, else `None`
 /// (join keys that are computed expressions).
@@ -40,12 +40,39 @@ pub(crate) fn column_names(exprs: &[Expr]) -> Option<Vec<String>> {
 
 pub(crate) use crate::plan::column_passed_on;
 
+/// How the driver applies a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyOrder {
+    /// Every node is offered to [`OptimizerRule::rewrite`], inputs before
+    /// the node that reads them; a node the rule leaves keeps its inputs.
+    BottomUp,
+    /// The rule is handed the root and walks the plan itself (rules that
+    /// carry context down, such as the predicates or columns a parent
+    /// needs).
+    WholePlan,
+}
+
 /// One rewrite of logical plans.
 pub trait OptimizerRule: Sync {
     /// Name used in `explain` output and to disable the rule.
     fn name(&self) -> &'static str;
-    /// Rewrites `plan`; `None` when the rule does not apply.
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>>;
+    /// How the driver applies [`OptimizerRule::rewrite`].
+    fn apply_order(&self) -> ApplyOrder;
+    /// Rewrites one node ([`ApplyOrder::BottomUp`]) or the whole plan
+    /// ([`ApplyOrder::WholePlan`]), and says whether it changed it: the
+    /// driver stops when a pass changes nothing.
+    fn rewrite(&self, plan: LogicalPlan) -> Result<Transformed<LogicalPlan>>;
+}
+
+/// `rule` applied to `plan` in the order it asks for.
+pub fn apply_rule(
+    rule: &dyn OptimizerRule,
+    plan: &LogicalPlan,
+) -> Result<Transformed<LogicalPlan>> {
+    match rule.apply_order() {
+        ApplyOrder::BottomUp => plan.transform_up(&mut |node| rule.rewrite(node)),
+        ApplyOrder::WholePlan => rule.rewrite(plan.clone()),
+    }
 }
 
 /// All rules, in the order one pass applies them.
@@ -115,16 +142,20 @@ pub fn optimize_traced(plan: &LogicalPlan, options: &OptimizerOptions) -> Result
     let mut fired: Vec<String> = Vec::new();
     // Applies `rule`; whether it changed the plan.
     let mut apply = |rule: &dyn OptimizerRule, plan: &mut LogicalPlan| -> Result<bool> {
-        let Some(new) = rule.rewrite(plan)? else {
-            return Ok(false);
-        };
-        if plan.to_string() == new.to_string() {
+        let Transformed { data, transformed } = apply_rule(rule, plan)?;
+        if !transformed {
             return Ok(false);
         }
+        // Tests hold every rule to its word: a claimed change is a change.
+        debug_assert!(
+            data != *plan,
+            "{} said it changed a plan it left as it was:\n{plan}",
+            rule.name()
+        );
         if !fired.iter().any(|f| f == rule.name()) {
             fired.push(rule.name().to_string());
         }
-        *plan = new;
+        *plan = data;
         Ok(true)
     };
     let mut converged = false;

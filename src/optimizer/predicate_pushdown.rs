@@ -24,10 +24,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::OptimizerRule;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, Operator, col};
-use crate::plan::{JoinType, LogicalPlan, Scan, join_schema};
+use crate::plan::{JoinType, LogicalPlan, Scan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct PredicatePushdown;
@@ -36,8 +36,14 @@ impl OptimizerRule for PredicatePushdown {
     fn name(&self) -> &'static str {
         "predicate_pushdown"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        push(plan, vec![]).map(Some)
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::WholePlan
+    }
+    // The walk carries the predicates from above down and rebuilds the
+    // plan as it goes, so whether it moved any is told by comparing.
+    fn rewrite(&self, plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        let pushed = push(&plan, vec![])?;
+        Ok(Transformed::compared(&plan, pushed))
     }
 }
 

@@ -17,10 +17,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::OptimizerRule;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::{JoinType, LogicalPlan, Scan, join_schema};
+use crate::plan::{JoinType, LogicalPlan, Scan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct ProjectionPushdown;
@@ -29,12 +29,17 @@ impl OptimizerRule for ProjectionPushdown {
     fn name(&self) -> &'static str {
         "projection_pushdown"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        Pruner {
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::WholePlan
+    }
+    // The walk carries the columns each parent needs down and rebuilds the
+    // plan as it goes, so whether it pruned any is told by comparing.
+    fn rewrite(&self, plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        let pruned = Pruner {
             join_outputs: false,
         }
-        .prune(plan, None)
-        .map(Some)
+        .prune(&plan, None)?;
+        Ok(Transformed::compared(&plan, pruned))
     }
 }
 
@@ -270,6 +275,7 @@ impl Pruner {
 mod tests {
     use super::*;
     use crate::frame::LazyFrame;
+    use crate::optimizer::apply_rule;
     use crate::optimizer::test_util::{rewritten, table};
 
     fn t(names: &[&str]) -> LazyFrame {
@@ -317,11 +323,10 @@ mod tests {
         );
         // Idempotent: a second pass adds no projection (it used to add one
         // above each input on every pass).
-        let first = ProjectionPushdown
-            .rewrite(lf.logical_plan())
+        let first = apply_rule(&ProjectionPushdown, lf.logical_plan())
             .unwrap()
-            .unwrap();
-        let second = ProjectionPushdown.rewrite(&first).unwrap().unwrap();
+            .data;
+        let second = apply_rule(&ProjectionPushdown, &first).unwrap().data;
         assert_eq!(second.to_string(), once);
     }
 

@@ -24,11 +24,11 @@
 
 use std::sync::Arc;
 
-use super::{OptimizerRule, column_passed_on};
+use super::{ApplyOrder, OptimizerRule, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::{estimate, join_rows};
-use crate::plan::{JoinType, LogicalPlan, join_schema};
+use crate::plan::{JoinType, LogicalPlan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct SemiJoinPushdown;
@@ -37,21 +37,25 @@ impl OptimizerRule for SemiJoinPushdown {
     fn name(&self) -> &'static str {
         "semi_join_pushdown"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        plan.transform_up(&mut |node| {
-            Ok(match &node {
-                LogicalPlan::Join {
-                    left,
-                    right,
-                    left_on,
-                    right_on,
-                    how: how @ (JoinType::Semi | JoinType::Anti),
-                    filter: None,
-                } => push(left, right, left_on, right_on, *how)?.unwrap_or(node),
-                _ => node,
-            })
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        let pushed = match &node {
+            LogicalPlan::Join {
+                left,
+                right,
+                left_on,
+                right_on,
+                how: how @ (JoinType::Semi | JoinType::Anti),
+                filter: None,
+            } => push(left, right, left_on, right_on, *how)?,
+            _ => None,
+        };
+        Ok(match pushed {
+            Some(p) => Transformed::yes(p),
+            None => Transformed::no(node),
         })
-        .map(Some)
     }
 }
 

@@ -21,11 +21,11 @@ use std::sync::Arc;
 use arrow::datatypes::Schema;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use super::OptimizerRule;
+use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, Operator, ScalarValue};
 use crate::physical_expr::PhysicalExpr;
-use crate::plan::LogicalPlan;
+use crate::plan::{LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct SimplifyExpressions;
@@ -103,30 +103,56 @@ fn evaluate_constant(e: Expr) -> Expr {
     }
 }
 
-fn simplify_node(plan: LogicalPlan) -> Result<LogicalPlan> {
+/// Folds `exprs`, and says whether any changed.
+fn fold_all(exprs: Vec<Expr>) -> Transformed<Vec<Expr>> {
+    let folded: Vec<Expr> = exprs.iter().cloned().map(|e| keep_name(e, fold)).collect();
+    Transformed::compared(&exprs, folded)
+}
+
+fn simplify_node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     Ok(match plan {
         LogicalPlan::Filter { input, predicate } => {
-            let predicate = fold(predicate);
-            let predicate = if contradictory(&predicate) {
+            let folded = fold(predicate.clone());
+            let folded = if contradictory(&folded) {
                 Expr::Literal(ScalarValue::Boolean(Some(false)))
             } else {
-                predicate
+                folded
             };
-            if is_bool(&predicate, true) {
-                return Ok(Arc::unwrap_or_clone(input));
+            if is_bool(&folded, true) {
+                return Ok(Transformed::yes(Arc::unwrap_or_clone(input)));
             }
-            LogicalPlan::Filter { input, predicate }
+            let changed = folded != predicate;
+            let node = LogicalPlan::Filter {
+                input,
+                predicate: folded,
+            };
+            Transformed {
+                data: node,
+                transformed: changed,
+            }
         }
-        LogicalPlan::Project { input, exprs } => LogicalPlan::Project {
-            input,
-            exprs: exprs.into_iter().map(|e| keep_name(e, fold)).collect(),
-        },
-        LogicalPlan::Aggregate { input, keys, aggs } => LogicalPlan::Aggregate {
-            input,
-            keys: keys.into_iter().map(|e| keep_name(e, fold)).collect(),
-            aggs: aggs.into_iter().map(|e| keep_name(e, fold)).collect(),
-        },
-        other => other,
+        LogicalPlan::Project { input, exprs } => {
+            let t = fold_all(exprs);
+            Transformed {
+                data: LogicalPlan::Project {
+                    input,
+                    exprs: t.data,
+                },
+                transformed: t.transformed,
+            }
+        }
+        LogicalPlan::Aggregate { input, keys, aggs } => {
+            let (keys, aggs) = (fold_all(keys), fold_all(aggs));
+            Transformed {
+                transformed: keys.transformed || aggs.transformed,
+                data: LogicalPlan::Aggregate {
+                    input,
+                    keys: keys.data,
+                    aggs: aggs.data,
+                },
+            }
+        }
+        other => Transformed::no(other),
     })
 }
 
@@ -205,8 +231,11 @@ impl OptimizerRule for SimplifyExpressions {
     fn name(&self) -> &'static str {
         "simplify_expressions"
     }
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-        plan.transform_up(&mut simplify_node).map(Some)
+    fn apply_order(&self) -> ApplyOrder {
+        ApplyOrder::BottomUp
+    }
+    fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        simplify_node(node)
     }
 }
 
@@ -215,6 +244,7 @@ mod tests {
     use super::*;
     use crate::expr::{col, date, lit};
     use crate::frame::LazyFrame;
+    use crate::optimizer::apply_rule;
 
     fn plan() -> LazyFrame {
         let b = RecordBatch::try_from_iter(vec![(
@@ -238,10 +268,9 @@ mod tests {
                 .and(lit(true)),
         );
         let before = lf.logical_plan().to_string();
-        let after = SimplifyExpressions
-            .rewrite(lf.logical_plan())
+        let after = apply_rule(&SimplifyExpressions, lf.logical_plan())
             .unwrap()
-            .unwrap()
+            .data
             .to_string();
         assert_eq!(
             before.lines().next().unwrap(),
@@ -260,10 +289,9 @@ mod tests {
                 .gt(lit(date("1995-01-01")))
                 .and(col("d").lt(lit(date("1994-01-01")))),
         );
-        let after = SimplifyExpressions
-            .rewrite(lf.logical_plan())
+        let after = apply_rule(&SimplifyExpressions, lf.logical_plan())
             .unwrap()
-            .unwrap()
+            .data
             .to_string();
         assert_eq!(after.lines().next().unwrap(), "Filter false");
         // Touching bounds that admit one value stay.
@@ -272,10 +300,9 @@ mod tests {
                 .gt_eq(lit(date("1995-01-01")))
                 .and(col("d").lt_eq(lit(date("1995-01-01")))),
         );
-        let after = SimplifyExpressions
-            .rewrite(lf.logical_plan())
+        let after = apply_rule(&SimplifyExpressions, lf.logical_plan())
             .unwrap()
-            .unwrap()
+            .data
             .to_string();
         assert!(after.starts_with("Filter ((d >="), "{after}");
         assert_eq!(lf.collect().unwrap().num_rows(), 0);
@@ -284,10 +311,9 @@ mod tests {
     #[test]
     fn removes_always_true_filter() {
         let lf = plan().filter(lit(1).lt(lit(2)).or(col("d").is_null()));
-        let after = SimplifyExpressions
-            .rewrite(lf.logical_plan())
+        let after = apply_rule(&SimplifyExpressions, lf.logical_plan())
             .unwrap()
-            .unwrap()
+            .data
             .to_string();
         assert_eq!(after.trim(), "Scan memory (2 rows)");
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Int64Array};
 use arrow::record_batch::RecordBatch;
 
-use super::OptimizerRule;
+use super::{OptimizerRule, apply_rule};
 use crate::frame::LazyFrame;
 
 /// A three-row in-memory table with Int64 columns of the given names.
@@ -19,8 +19,8 @@ pub fn table(names: &[&str]) -> LazyFrame {
 
 /// The plan of `lf` after one application of `rule`, as `explain` prints it.
 pub fn rewritten(rule: &dyn OptimizerRule, lf: &LazyFrame) -> String {
-    rule.rewrite(lf.logical_plan())
+    apply_rule(rule, lf.logical_plan())
         .unwrap()
-        .unwrap()
+        .data
         .to_string()
 }

@@ -6,6 +6,7 @@
 
 pub mod cardinality;
 mod display;
+mod transformed;
 
 use std::sync::Arc;
 
@@ -16,6 +17,8 @@ use crate::expr::Expr;
 use crate::expr::window_output_type;
 use crate::io::ScanSource;
 use crate::physical_expr::expr_field;
+
+pub use transformed::Transformed;
 
 /// The input column that the output `name` of `exprs` (a projection's or
 /// an aggregate's grouping expressions) passes on unchanged, maybe under an
@@ -56,7 +59,7 @@ impl JoinType {
 pub use crate::expr::SortKey;
 
 /// A table read, with what the optimizer pushed into it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Scan {
     /// Where the rows come from.
     pub source: ScanSource,
@@ -81,7 +84,7 @@ impl Scan {
 }
 
 /// A node of the logical plan.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LogicalPlan {
     /// Read a table.
     Scan(Scan),
@@ -302,17 +305,28 @@ impl LogicalPlan {
         }
     }
 
-    /// Rewrites the tree bottom-up with `f`.
+    /// Rewrites the tree bottom-up with `f`, which says of each node
+    /// whether it changed it. A node none of whose inputs changed keeps
+    /// them as they are (shared, not rebuilt).
     pub fn transform_up(
         &self,
-        f: &mut impl FnMut(LogicalPlan) -> Result<LogicalPlan>,
-    ) -> Result<LogicalPlan> {
-        let inputs = self
-            .inputs()
-            .into_iter()
-            .map(|i| i.transform_up(f).map(Arc::new))
-            .collect::<Result<Vec<_>>>()?;
-        f(self.with_inputs(inputs))
+        f: &mut impl FnMut(LogicalPlan) -> Result<Transformed<LogicalPlan>>,
+    ) -> Result<Transformed<LogicalPlan>> {
+        let mut changed = false;
+        let mut inputs = Vec::new();
+        for input in self.inputs() {
+            let t = input.transform_up(f)?;
+            changed |= t.transformed;
+            inputs.push(t.data);
+        }
+        let node = if changed {
+            self.with_inputs(inputs.into_iter().map(Arc::new).collect())
+        } else {
+            self.clone()
+        };
+        let mut t = f(node)?;
+        t.transformed |= changed;
+        Ok(t)
     }
 
     /// Checks that every expression resolves; used by front ends to fail
