@@ -7,6 +7,7 @@
 
 mod expr;
 mod planner;
+mod select;
 mod set_operations;
 mod subquery;
 mod unsupported;

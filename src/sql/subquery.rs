@@ -39,10 +39,10 @@ use crate::functions;
 use crate::plan::{JoinType, LogicalPlan};
 
 /// Prefix marking a column resolved in the enclosing query.
-pub(super) const OUTER: &str = "\u{1}";
+pub(in crate::sql) const OUTER: &str = "\u{1}";
 
 /// A join that a subquery adds to the query that contains it.
-pub(super) struct PendingJoin {
+pub(in crate::sql) struct PendingJoin {
     plan: Arc<LogicalPlan>,
     how: JoinType,
     left_on: Vec<Expr>,
@@ -56,13 +56,16 @@ impl PendingJoin {
     /// The same join with its outer keys rewritten by `f`: a subquery of a
     /// grouped select list joins after the aggregation, so its outer keys
     /// read the aggregation's outputs.
-    pub(super) fn map_outer_keys(mut self, f: impl Fn(&Expr) -> Result<Expr>) -> Result<Self> {
+    pub(in crate::sql) fn map_outer_keys(
+        mut self,
+        f: impl Fn(&Expr) -> Result<Expr>,
+    ) -> Result<Self> {
         self.left_on = self.left_on.iter().map(f).collect::<Result<_>>()?;
         Ok(self)
     }
 
     /// True if the subquery provides one of these columns.
-    pub(super) fn provides_any(&self, columns: &[String]) -> bool {
+    pub(in crate::sql) fn provides_any(&self, columns: &[String]) -> bool {
         self.plan
             .schema()
             .is_ok_and(|s| s.fields().iter().any(|f| columns.contains(f.name())))
@@ -82,7 +85,7 @@ struct Subquery {
 
 /// Resolves names for one SELECT: its own scope first, then (marked) the
 /// enclosing query's; collects the joins its subqueries need.
-pub(super) struct SelectResolver<'p, 'a> {
+pub(in crate::sql) struct SelectResolver<'p, 'a> {
     pub planner: &'p QueryPlanner<'a>,
     pub scope: &'p Scope,
     pub outer: Option<&'p Scope>,
@@ -553,7 +556,7 @@ fn per_key_join(outer_keys: &[Expr]) -> JoinType {
 }
 
 /// Replaces column names by `f(name)`.
-pub(super) fn rename_columns(e: &Expr, f: &dyn Fn(&str) -> String) -> Expr {
+pub(in crate::sql) fn rename_columns(e: &Expr, f: &dyn Fn(&str) -> String) -> Expr {
     e.clone().transform(&mut |n| match n {
         Expr::Column(c) => Expr::Column(f(&c)),
         other => other,
@@ -561,7 +564,7 @@ pub(super) fn rename_columns(e: &Expr, f: &dyn Fn(&str) -> String) -> Expr {
 }
 
 /// True if the expression reads a column of the enclosing query.
-pub(super) fn is_correlated(e: &Expr) -> bool {
+pub(in crate::sql) fn is_correlated(e: &Expr) -> bool {
     e.columns().iter().any(|c| c.starts_with(OUTER))
 }
 

@@ -1,0 +1,139 @@
+//! SELECT → logical plan, clause by clause, in the order SQL evaluates
+//! them:
+//!
+//! 1. FROM (`from.rs`): the tables and their joins;
+//! 2. WHERE (`where_clause.rs`): comma joins and filters; a subquery's
+//!    conditions on outer columns set aside for its decorrelating join;
+//! 3. the select list (`projection.rs`): items and their names;
+//! 4. GROUP BY, the aggregation and HAVING (`aggregate.rs`);
+//! 5. window functions and QUALIFY;
+//! 6. the projection, DISTINCT and ORDER BY (`projection.rs`, `order.rs`);
+//! 7. TOP (`order.rs`).
+//!
+//! Subqueries anywhere in it become joins (`sql/subquery.rs`): those of
+//! WHERE before the aggregation, those of the outputs after it unless a
+//! key or an aggregate reads them.
+
+mod aggregate;
+mod from;
+mod order;
+mod projection;
+mod where_clause;
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use crate::error::{Result, SlothError};
+use crate::expr::{Expr, col};
+use crate::plan::LogicalPlan;
+use crate::sql::planner::{QueryPlanner, Scope};
+use crate::sql::subquery::SelectResolver;
+use crate::sql::unsupported::check_select;
+
+use from::one_row;
+
+impl QueryPlanner<'_> {
+    /// Plans a SELECT that is no subquery.
+    pub(in crate::sql) fn plan_select(
+        &self,
+        s: &ast::Select,
+        order_by: &[&ast::OrderByExpr],
+    ) -> Result<LogicalPlan> {
+        Ok(self.plan_select_inner(s, order_by, None)?.0)
+    }
+
+    /// Plans a SELECT. With `outer` (a subquery), conditions that read the
+    /// outer query's columns are returned instead of applied, with the inner
+    /// columns they use exposed as outputs `__c<i>`.
+    pub(in crate::sql) fn plan_select_inner(
+        &self,
+        s: &ast::Select,
+        order_by: &[&ast::OrderByExpr],
+        outer: Option<&Scope>,
+    ) -> Result<(LogicalPlan, Vec<Expr>)> {
+        check_select(s)?;
+        let (from_items, scope) = if s.from.is_empty() {
+            one_row()?
+        } else {
+            self.plan_from(&s.from)?
+        };
+        let resolver = SelectResolver {
+            planner: self,
+            scope: &scope,
+            outer,
+            pending: RefCell::new(vec![]),
+        };
+        let where_clause::Filtered {
+            mut plan,
+            correlated,
+            correlated_columns,
+        } = where_clause::filter(&resolver, s.selection.as_ref(), from_items)?;
+
+        let mut items = projection::select_items(&resolver, s)?;
+        let visible = items.len();
+        for (i, c) in correlated_columns.iter().enumerate() {
+            items.push((col(c.as_str()), format!("__c{i}")));
+        }
+        let (having, qualify) = aggregate::having_and_qualify(&resolver, s, &items[..visible])?;
+        let sort_exprs = order::order_by_exprs(&resolver, &items, order_by)?;
+        let mut outputs = aggregate::Outputs {
+            items,
+            having,
+            qualify,
+            sort_exprs,
+        };
+
+        // Joins for scalar subqueries of the outputs come after the
+        // aggregation, unless it reads them.
+        let pending: Vec<_> = resolver.pending.borrow_mut().drain(..).collect();
+        if aggregate::needs_aggregate(s, &outputs) {
+            let mut keys = aggregate::group_keys(&resolver, s, &outputs.items, visible)?;
+            keys.extend(correlated_columns.iter().map(|c| col(c.as_str())));
+            plan = aggregate::aggregate(&resolver, plan, keys, &mut outputs, pending)?;
+        } else {
+            resolver.pending.borrow_mut().extend(pending);
+            plan = resolver.apply_pending(plan);
+        }
+
+        plan = windows_and_qualify(plan, &mut outputs);
+        let distinct = matches!(s.distinct, Some(ast::Distinct::Distinct));
+        plan = projection::project(
+            plan,
+            &outputs.items,
+            outputs.sort_exprs,
+            distinct,
+            visible + correlated_columns.len(),
+        )?;
+        if outer.is_none() && !correlated.is_empty() {
+            return Err(SlothError::plan(
+                "a correlated reference outside a subquery",
+            ));
+        }
+        let plan = order::top(plan, s, !correlated.is_empty())?;
+        Ok((plan, correlated))
+    }
+}
+
+/// The window functions of the outputs, computed on the (aggregated) rows
+/// and then read by name, and QUALIFY's filter over them.
+fn windows_and_qualify(plan: LogicalPlan, outputs: &mut aggregate::Outputs) -> LogicalPlan {
+    let windowed = crate::plan::lift_windows(
+        Arc::new(plan),
+        outputs
+            .items
+            .iter_mut()
+            .map(|(e, _)| e)
+            .chain(outputs.sort_exprs.iter_mut().map(|(e, _)| e))
+            .chain(outputs.qualify.iter_mut()),
+    );
+    let plan = Arc::unwrap_or_clone(windowed);
+    match outputs.qualify.take() {
+        Some(predicate) => LogicalPlan::Filter {
+            input: Arc::new(plan),
+            predicate,
+        },
+        None => plan,
+    }
+}
