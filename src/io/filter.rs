@@ -24,7 +24,7 @@ use arrow::array::ArrayRef;
 use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use super::dict_codes::DictCodes;
+use super::DictCodes;
 use crate::error::Result;
 use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::{evaluate_mask, keep_rows};

@@ -6,13 +6,9 @@
 //! reader also skips row groups whose statistics rule out the scan's filters.
 
 mod csv;
-mod dict_codes;
 mod file_cache;
 mod filter;
-mod page_decode;
-mod page_reader;
 mod parquet;
-mod shared_pages;
 mod sink;
 pub mod text_table;
 
@@ -26,12 +22,12 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 
 pub use self::csv::CsvOptions;
-pub use self::dict_codes::{DictCodes, Dictionary};
 pub use self::filter::{
     LATE_MATERIALIZATION_MAX_SELECTIVITY, SELECTION_MIN_KEPT, ScanFilter, Selected,
 };
-pub use self::parquet::{ParquetScanMetrics, RowGroupUnit, row_group_may_match};
-pub use self::shared_pages::SharedPages;
+pub use self::parquet::{
+    DictCodes, Dictionary, ParquetScanMetrics, RowGroupUnit, SharedPages, row_group_may_match,
+};
 pub use sink::{write_csv, write_ipc, write_parquet};
 
 /// A piece of a scan that one thread reads on its own (a morsel source).

@@ -2,6 +2,15 @@
 //! row groups (and, with a page index, pages) skipped when their min/max
 //! statistics rule out a pushed filter.
 
+mod dict_codes;
+mod page_decode;
+mod page_reader;
+mod shared_pages;
+
+pub use dict_codes::{DictCodes, Dictionary};
+use shared_pages::FilePages;
+pub use shared_pages::SharedPages;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
@@ -21,11 +30,8 @@ use parquet::arrow::arrow_reader::{
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::schema::types::SchemaDescriptor;
 
-use super::dict_codes::DictCodes;
 use super::file_cache::FileCache;
 use super::filter::{FilteredColumns, ScanFilter, Selected};
-use super::page_decode;
-use super::shared_pages::FilePages;
 use super::{BATCH_SIZE, nullable_schema};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
