@@ -3,9 +3,10 @@
 //! A lazy, Arrow-native DataFrame engine with a query optimizer.
 //!
 //! A query is described with the [`LazyFrame`] API (or in SQL, see [`sql`]),
-//! planned as a [`plan::LogicalPlan`], rewritten by the [`optimizer`], turned
-//! into a [`physical::PhysicalPlan`] and run by the vectorized, multi-core
-//! executor in [`exec`] over Apache Arrow record batches.
+//! planned as a [`plan::LogicalPlan`], optimized, and run by a vectorized,
+//! multi-core executor over Apache Arrow record batches. A
+//! [`SessionConfig`] holds the settings (device, threads, optimizer rules);
+//! scalar functions live in the [`functions`] registry.
 //!
 //! ```
 //! use sloth::prelude::*;
@@ -26,24 +27,37 @@
 //! ```
 
 pub mod config;
-#[cfg(feature = "datagen")]
-pub mod datagen;
 pub mod error;
-pub mod exec;
 pub mod expr;
 pub mod frame;
 pub mod functions;
-pub mod gpu;
 pub mod io;
-pub mod kernels;
-pub mod optimizer;
-pub mod physical;
-pub mod physical_expr;
 pub mod plan;
 pub mod profile;
+pub mod sql;
+
+// Benchmark material (feature `datagen`): data generators and the
+// benchmark questions written with the LazyFrame API.
+#[cfg(feature = "datagen")]
+pub mod datagen;
 #[cfg(feature = "datagen")]
 pub mod queries;
-pub mod sql;
+
+// The engine's insides: public only so that the crate's own integration
+// tests and benchmarks reach them, hidden from the documentation, and no
+// part of the API (they change without notice).
+#[doc(hidden)]
+pub mod exec;
+#[doc(hidden)]
+pub mod gpu;
+#[doc(hidden)]
+pub mod kernels;
+#[doc(hidden)]
+pub mod optimizer;
+#[doc(hidden)]
+pub mod physical;
+#[doc(hidden)]
+pub mod physical_expr;
 
 pub use config::SessionConfig;
 pub use error::{Result, SlothError};
