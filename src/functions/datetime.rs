@@ -10,7 +10,7 @@ use super::on_first;
 use crate::error::{Result, SlothError};
 use crate::expr::function::{ArgType, ColumnarValue, Signature, check_arity, constant_string};
 use crate::expr::value::Value;
-use crate::expr::{Expr, ScalarFunc, ScalarFunction};
+use crate::expr::{ScalarFunc, ScalarFunction};
 use crate::kernels::date_trunc::{TruncUnit, date_trunc, truncate};
 
 pub(super) fn functions() -> Vec<ScalarFunc> {
@@ -171,25 +171,19 @@ impl ScalarFunction for DateTrunc {
     }
 }
 
-impl Expr {
+super::unary_builders! {
     /// The year of a date or timestamp.
-    pub fn year(self) -> Expr {
-        Expr::Function(YEAR, vec![self])
-    }
+    year => YEAR;
     /// The month (1–12).
-    pub fn month(self) -> Expr {
-        Expr::Function(MONTH, vec![self])
-    }
+    month => MONTH;
     /// The day of the month (1–31).
-    pub fn day(self) -> Expr {
-        Expr::Function(DAY, vec![self])
-    }
+    day => DAY;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::{col, lit};
+    use crate::expr::{Expr, col, lit};
     use crate::functions::test_util::eval;
     use arrow::array::{Array, Date32Array};
     use std::sync::Arc;

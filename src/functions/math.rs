@@ -235,30 +235,23 @@ impl Expr {
     pub fn pow(self, exponent: impl Into<Expr>) -> Expr {
         Expr::Function(POWER, vec![self, exponent.into()])
     }
-    /// The absolute value.
-    pub fn abs(self) -> Expr {
-        Expr::Function(ABS, vec![self])
-    }
     /// Rounds to `decimals` places.
     pub fn round(self, decimals: i64) -> Expr {
         Expr::Function(ROUND, vec![self, lit(decimals)])
     }
+}
+
+super::unary_builders! {
+    /// The absolute value.
+    abs => ABS;
     /// The largest integer not above.
-    pub fn floor(self) -> Expr {
-        Expr::Function(FLOOR, vec![self])
-    }
+    floor => FLOOR;
     /// The smallest integer not below.
-    pub fn ceil(self) -> Expr {
-        Expr::Function(CEIL, vec![self])
-    }
+    ceil => CEIL;
     /// Toward zero.
-    pub fn trunc(self) -> Expr {
-        Expr::Function(TRUNC, vec![self])
-    }
+    trunc => TRUNC;
     /// -1, 0 or 1.
-    pub fn sign(self) -> Expr {
-        Expr::Function(SIGN, vec![self])
-    }
+    sign => SIGN;
 }
 
 #[cfg(test)]

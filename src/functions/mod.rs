@@ -11,6 +11,21 @@
 //! alone: a type, its entry in the family's `functions()`, and a test
 //! (see `docs/extending.md`).
 
+/// `Expr` builders for functions of one argument, `col("a").name()`.
+macro_rules! unary_builders {
+    ($($(#[$doc:meta])* $name:ident => $func:expr;)*) => {
+        impl crate::expr::Expr {
+            $(
+                $(#[$doc])*
+                pub fn $name(self) -> crate::expr::Expr {
+                    crate::expr::Expr::Function($func, vec![self])
+                }
+            )*
+        }
+    };
+}
+use unary_builders;
+
 mod conditional;
 mod datetime;
 mod math;

@@ -459,22 +459,17 @@ impl Expr {
         }
         Expr::Function(SUBSTR, args)
     }
+}
+
+super::unary_builders! {
     /// The length in characters.
-    pub fn str_len(self) -> Expr {
-        Expr::Function(LENGTH, vec![self])
-    }
+    str_len => LENGTH;
     /// Upper case.
-    pub fn to_uppercase(self) -> Expr {
-        Expr::Function(UPPER, vec![self])
-    }
+    to_uppercase => UPPER;
     /// Lower case.
-    pub fn to_lowercase(self) -> Expr {
-        Expr::Function(LOWER, vec![self])
-    }
+    to_lowercase => LOWER;
     /// The characters in reverse order.
-    pub fn reverse(self) -> Expr {
-        Expr::Function(REVERSE, vec![self])
-    }
+    reverse => REVERSE;
 }
 
 #[cfg(test)]
