@@ -81,7 +81,16 @@ impl QueryPlanner<'_> {
     /// Plans FROM's items (with their explicit joins) and the scope of
     /// their columns; [`combine_items`] joins the items.
     pub(super) fn plan_from(&self, from: &[ast::TableWithJoins]) -> Result<(Vec<Item>, Scope)> {
-        // 1. All factors, in order, to find clashing names.
+        let (planned, scope) = self.named_factors(from)?;
+        let items = explicit_joins(from, planned, &scope)?;
+        Ok((items, scope))
+    }
+
+    /// Every table of FROM (those joined explicitly too), in order, with
+    /// the columns two of them share renamed `qualifier.name`; and the
+    /// scope of all their columns.
+    fn named_factors(&self, from: &[ast::TableWithJoins]) -> Result<(Vec<Item>, Scope)> {
+        // All factors, in order, to find clashing names.
         let mut factors: Vec<Factor> = Vec::new();
         for twj in from {
             factors.push(self.factor(&twj.relation)?);
@@ -98,7 +107,7 @@ impl QueryPlanner<'_> {
             }
             factor_cols.push(cols);
         }
-        // 2. Rename clashing columns to qualifier.name.
+        // Rename clashing columns to qualifier.name.
         let mut scope = Scope::default();
         let mut planned: Vec<(Arc<LogicalPlan>, HashSet<String>)> = Vec::new();
         for (f, cols) in factors.into_iter().zip(factor_cols) {
@@ -140,79 +149,93 @@ impl QueryPlanner<'_> {
             };
             planned.push((plan, internals));
         }
-        // 3. Explicit joins inside each FROM item.
-        let mut items: Vec<(Arc<LogicalPlan>, HashSet<String>)> = Vec::new();
-        let mut next = planned.into_iter();
-        for twj in from {
-            let (mut plan, mut cols) = next.next().expect("one factor per relation");
-            for j in &twj.joins {
-                let (right, rcols) = next.next().expect("one factor per join");
-                let (how, constraint) = match &j.join_operator {
-                    JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, Some(c)),
-                    JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, Some(c)),
-                    JoinOperator::Right(c) | JoinOperator::RightOuter(c) => {
-                        (JoinType::Right, Some(c))
-                    }
-                    JoinOperator::FullOuter(c) => (JoinType::Full, Some(c)),
-                    JoinOperator::Semi(c) | JoinOperator::LeftSemi(c) => (JoinType::Semi, Some(c)),
-                    JoinOperator::Anti(c) | JoinOperator::LeftAnti(c) => (JoinType::Anti, Some(c)),
-                    JoinOperator::CrossJoin(_) => (JoinType::Cross, None),
-                    other => {
-                        return Err(SlothError::unsupported(
-                            format!("join '{other:?}'")
-                                .chars()
-                                .take(60)
-                                .collect::<String>(),
-                        ));
-                    }
-                };
-                let on: Vec<Expr> = match constraint {
-                    None | Some(JoinConstraint::None) => vec![],
-                    Some(JoinConstraint::On(e)) => convert(e, &scope)?.split_conjunction(),
-                    Some(JoinConstraint::Using(names)) => names
-                        .iter()
-                        .map(|n| {
-                            let n = n.to_string().to_ascii_lowercase();
-                            let l = scope
-                                .columns
-                                .iter()
-                                .find(|c| c.name == n && cols.contains(&c.internal));
-                            let r = scope
-                                .columns
-                                .iter()
-                                .find(|c| c.name == n && rcols.contains(&c.internal));
-                            match (l, r) {
-                                (Some(l), Some(r)) => {
-                                    Ok(col(l.internal.as_str()).eq(col(r.internal.as_str())))
-                                }
-                                _ => Err(SlothError::plan(format!(
-                                    "USING column '{n}' is not on both sides"
-                                ))),
-                            }
-                        })
-                        .collect::<Result<_>>()?,
-                    Some(other) => {
-                        return Err(SlothError::unsupported(format!(
-                            "join constraint {other:?}"
-                        )));
-                    }
-                };
-                let (joined, residual) = join_on(plan, &cols, right, &rcols, on, how)?;
-                plan = joined;
-                if how.outputs_right() {
-                    cols.extend(rcols);
-                }
-                if let Some(r) = residual {
-                    plan = Arc::new(LogicalPlan::Filter {
-                        input: plan,
-                        predicate: r,
-                    });
-                }
-            }
-            items.push((plan, cols));
-        }
-        Ok((items, scope))
+        Ok((planned, scope))
     }
+}
+
+/// The explicit joins inside each FROM item (`a JOIN b ON ..`), over the
+/// named tables `planned` (in FROM's order).
+fn explicit_joins(
+    from: &[ast::TableWithJoins],
+    planned: Vec<Item>,
+    scope: &Scope,
+) -> Result<Vec<Item>> {
+    let mut items: Vec<(Arc<LogicalPlan>, HashSet<String>)> = Vec::new();
+    let mut next = planned.into_iter();
+    for twj in from {
+        let (mut plan, mut cols) = next.next().expect("one factor per relation");
+        for j in &twj.joins {
+            let (right, rcols) = next.next().expect("one factor per join");
+            let (how, constraint) = join_kind(&j.join_operator)?;
+            let on = join_condition(constraint, scope, (&cols, &rcols))?;
+            let (joined, residual) = join_on(plan, &cols, right, &rcols, on, how)?;
+            plan = joined;
+            if how.outputs_right() {
+                cols.extend(rcols);
+            }
+            if let Some(r) = residual {
+                plan = Arc::new(LogicalPlan::Filter {
+                    input: plan,
+                    predicate: r,
+                });
+            }
+        }
+        items.push((plan, cols));
+    }
+    Ok(items)
+}
+
+/// The kind of an explicit join and its constraint (none for a cross join).
+fn join_kind(op: &JoinOperator) -> Result<(JoinType, Option<&JoinConstraint>)> {
+    Ok(match op {
+        JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, Some(c)),
+        JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, Some(c)),
+        JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::Right, Some(c)),
+        JoinOperator::FullOuter(c) => (JoinType::Full, Some(c)),
+        JoinOperator::Semi(c) | JoinOperator::LeftSemi(c) => (JoinType::Semi, Some(c)),
+        JoinOperator::Anti(c) | JoinOperator::LeftAnti(c) => (JoinType::Anti, Some(c)),
+        JoinOperator::CrossJoin(_) => (JoinType::Cross, None),
+        other => {
+            let text: String = format!("join '{other:?}'").chars().take(60).collect();
+            return Err(SlothError::unsupported(text));
+        }
+    })
+}
+
+/// A join's condition as conjuncts: `ON`'s, or `USING`'s equalities
+/// between the named column of each side (`left` and `right` columns).
+fn join_condition(
+    constraint: Option<&JoinConstraint>,
+    scope: &Scope,
+    (left, right): (&HashSet<String>, &HashSet<String>),
+) -> Result<Vec<Expr>> {
+    Ok(match constraint {
+        None | Some(JoinConstraint::None) => vec![],
+        Some(JoinConstraint::On(e)) => convert(e, scope)?.split_conjunction(),
+        Some(JoinConstraint::Using(names)) => names
+            .iter()
+            .map(|n| {
+                let n = n.to_string().to_ascii_lowercase();
+                let side = |cols: &HashSet<String>| {
+                    scope
+                        .columns
+                        .iter()
+                        .find(|c| c.name == n && cols.contains(&c.internal))
+                };
+                match (side(left), side(right)) {
+                    (Some(l), Some(r)) => Ok(col(l.internal.as_str()).eq(col(r.internal.as_str()))),
+                    _ => Err(SlothError::plan(format!(
+                        "USING column '{n}' is not on both sides"
+                    ))),
+                }
+            })
+            .collect::<Result<_>>()?,
+        Some(other) => {
+            return Err(SlothError::unsupported(format!(
+                "join constraint {other:?}"
+            )));
+        }
+    })
 }
 
 /// Comma joins: combines FROM items, taking join keys from the WHERE
