@@ -1523,3 +1523,75 @@ fn subqueries_inside_aggregates_join_before_the_aggregation() {
         )
     );
 }
+
+/// `count(a, b)` counts the rows where every argument is non-null (as
+/// DuckDB does), grouped or not; the same as a count of a CASE that is
+/// null where any argument is.
+#[test]
+fn count_of_several_arguments_counts_rows_where_all_are_present() {
+    let c = ctx(OptimizerOptions::default());
+    let run = |sql: &str| {
+        c.sql(sql)
+            .unwrap()
+            .collect()
+            .unwrap()
+            .to_sorted_csv()
+            .unwrap()
+    };
+    let several = "select c_mktsegment, count(nullif(c_nationkey, 1), nullif(c_acctbal > 0, false)) \
+                   as n from customer group by c_mktsegment";
+    let by_case = "select c_mktsegment, count(case when c_nationkey <> 1 and c_acctbal > 0 then 1 end) \
+                   as n from customer group by c_mktsegment";
+    assert_eq!(run(several), run(by_case));
+    let one = run(
+        "select count(nullif(c_nationkey, 1), nullif(c_acctbal > 0, false)) as n from customer",
+    );
+    let fewer = run("select count(nullif(c_nationkey, 1)) as n from customer");
+    assert_ne!(one, fewer, "the second argument's nulls must count");
+    assert_refused(
+        &c,
+        &[(
+            "select count(distinct c_name, c_phone) from customer",
+            "count(DISTINCT ..) of several arguments",
+        )],
+    );
+}
+
+/// Names that a statement defines or removes twice, or removals that leave
+/// nothing, are errors rather than silently accepted.
+#[test]
+fn duplicate_cte_names_and_exclusions_are_refused() {
+    let c = ctx(OptimizerOptions::default());
+    assert_refused(
+        &c,
+        &[
+            (
+                "with a as (select 1 as x), a as (select 2 as x) select * from a",
+                "WITH defines 'a' twice",
+            ),
+            (
+                "select * exclude (r_name, r_name) from region",
+                "EXCLUDE names column 'r_name' twice",
+            ),
+            (
+                "select * exclude (r_regionkey, r_name, r_comment) from region",
+                "EXCLUDE removes every column of *",
+            ),
+        ],
+    );
+    let kept = c.sql("select * exclude (r_comment) from region").unwrap();
+    assert_eq!(kept.schema().unwrap().fields().len(), 2);
+}
+
+/// An untyped NULL before a column in coalesce gives one value per row
+/// (it failed with an internal array-length error).
+#[test]
+fn coalesce_with_a_null_constant_before_a_column() {
+    let c = ctx(OptimizerOptions::default());
+    let df = c
+        .sql("select coalesce(NULL, nullif(n_name, 'ALGERIA'), 'x') as v from nation order by n_nationkey limit 2")
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert_eq!(df.to_sorted_csv().unwrap(), "v\nARGENTINA\nx\n");
+}

@@ -9,7 +9,7 @@ use sqlparser::ast::{
 use crate::error::{Result, SlothError};
 use crate::expr::{
     AggFunc, Expr, KeyOrder, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit,
-    parse_date32,
+    parse_date32, when,
 };
 use crate::functions;
 
@@ -580,6 +580,27 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
     let scalar = |func: ScalarFunc, args: Vec<Expr>| Expr::Function(func, args);
     let call = match name.as_str() {
         "count" if star || args.is_empty() => crate::expr::count_star(),
+        // count(a, b, ..): the rows where every argument is non-null.
+        "count" if args.len() > 1 => {
+            if distinct {
+                return Err(SlothError::unsupported(
+                    "count(DISTINCT ..) of several arguments",
+                ));
+            }
+            let all_present = args
+                .into_iter()
+                .map(Expr::is_not_null)
+                .reduce(Expr::and)
+                .expect("several arguments");
+            agg(
+                AggFunc::Count,
+                vec![
+                    when(all_present)
+                        .then(lit(1))
+                        .otherwise(lit(ScalarValue::Null)),
+                ],
+            )
+        }
         "count" => agg(AggFunc::Count, args),
         "sum" => agg(AggFunc::Sum, args),
         "avg" | "mean" => agg(AggFunc::Mean, args),

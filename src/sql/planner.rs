@@ -180,11 +180,15 @@ impl<'a> QueryPlanner<'a> {
             if with.recursive {
                 return Err(SlothError::unsupported("WITH RECURSIVE"));
             }
+            let mut defined = Vec::new();
             for cte in &with.cte_tables {
+                let name = ident(&cte.alias.name);
+                if defined.contains(&name) {
+                    return Err(SlothError::plan(format!("WITH defines '{name}' twice")));
+                }
                 let plan = self.plan_query(&cte.query)?;
-                self.ctes
-                    .borrow_mut()
-                    .insert(ident(&cte.alias.name), Arc::new(plan));
+                self.ctes.borrow_mut().insert(name.clone(), Arc::new(plan));
+                defined.push(name);
             }
         }
         let order_by: Vec<&ast::OrderByExpr> = match &q.order_by {

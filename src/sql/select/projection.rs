@@ -185,9 +185,22 @@ fn expand_wildcard(
             known.join(", ")
         )));
     }
-    Ok(columns
+    if let Some((_, twice)) = excluded
+        .iter()
+        .enumerate()
+        .find(|(i, n)| excluded[..*i].contains(n))
+    {
+        return Err(SlothError::plan(format!(
+            "EXCLUDE names column '{twice}' twice"
+        )));
+    }
+    let kept: Vec<(Expr, String)> = columns
         .iter()
         .filter(|c| !excluded.contains(&c.name))
         .map(|c| (col(c.internal.as_str()), c.name.clone()))
-        .collect())
+        .collect();
+    if kept.is_empty() {
+        return Err(SlothError::plan("EXCLUDE removes every column of *"));
+    }
+    Ok(kept)
 }
