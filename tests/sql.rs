@@ -1595,3 +1595,38 @@ fn coalesce_with_a_null_constant_before_a_column() {
         .unwrap();
     assert_eq!(df.to_sorted_csv().unwrap(), "v\nARGENTINA\nx\n");
 }
+
+/// A JOIN without ON or USING is an error (PostgreSQL's and DuckDB's), not
+/// a cross join; so is position 0 in ORDER BY or GROUP BY.
+#[test]
+fn join_without_a_condition_and_position_zero_are_refused() {
+    let c = ctx(OptimizerOptions::default());
+    assert_refused(
+        &c,
+        &[
+            (
+                "select count(*) from nation right join region",
+                "JOIN needs ON or USING",
+            ),
+            (
+                "select count(*) from nation join region",
+                "JOIN needs ON or USING",
+            ),
+            (
+                "select n_name from nation order by 0",
+                "position 0 is not in the select list",
+            ),
+            (
+                "select n_name, count(*) from nation group by 0",
+                "position 0 is not in the select list",
+            ),
+        ],
+    );
+    let cross = c
+        .sql("select count(*) as n from nation cross join region")
+        .unwrap();
+    assert_eq!(
+        cross.collect().unwrap().to_sorted_csv().unwrap(),
+        "n\n125\n"
+    );
+}

@@ -315,7 +315,7 @@ impl<'a> QueryPlanner<'a> {
         let keys = order_by
             .iter()
             .map(|o| {
-                let expr = match ordinal(&o.expr) {
+                let expr = match ordinal(&o.expr)? {
                     Some(i) => col(names
                         .get(i)
                         .ok_or_else(|| {
@@ -349,12 +349,21 @@ pub(super) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
     }
 }
 
-pub(super) fn ordinal(e: &ast::Expr) -> Option<usize> {
-    match e {
-        ast::Expr::Value(v) => match &v.value {
-            ast::Value::Number(n, _) => n.parse::<usize>().ok().filter(|i| *i > 0).map(|i| i - 1),
-            _ => None,
-        },
-        _ => None,
+/// The 0-based output position an ORDER BY / GROUP BY key names when it
+/// is an integer literal (1 is the first column); position 0 is an error,
+/// as in PostgreSQL.
+pub(super) fn ordinal(e: &ast::Expr) -> Result<Option<usize>> {
+    let ast::Expr::Value(v) = e else {
+        return Ok(None);
+    };
+    let ast::Value::Number(n, _) = &v.value else {
+        return Ok(None);
+    };
+    match n.parse::<usize>() {
+        Ok(0) => Err(SlothError::plan(
+            "position 0 is not in the select list (positions start at 1)",
+        )),
+        Ok(i) => Ok(Some(i - 1)),
+        Err(_) => Ok(None),
     }
 }

@@ -88,7 +88,7 @@ pub(super) fn group_keys(
     group_exprs
         .iter()
         .map(|g| {
-            if let Some(i) = ordinal(g) {
+            if let Some(i) = ordinal(g)? {
                 return items.get(i).map(|(e, _)| e.clone()).ok_or_else(|| {
                     SlothError::plan(format!("GROUP BY position {} is out of range", i + 1))
                 });

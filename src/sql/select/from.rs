@@ -210,7 +210,14 @@ fn join_condition(
     (left, right): (&HashSet<String>, &HashSet<String>),
 ) -> Result<Vec<Expr>> {
     Ok(match constraint {
-        None | Some(JoinConstraint::None) => vec![],
+        // A cross join has no constraint; another without one is an
+        // error in PostgreSQL and DuckDB, not a cross join.
+        None => vec![],
+        Some(JoinConstraint::None) => {
+            return Err(SlothError::plan(
+                "JOIN needs ON or USING (CROSS JOIN pairs every row)",
+            ));
+        }
         Some(JoinConstraint::On(e)) => convert(e, scope)?.split_conjunction(),
         Some(JoinConstraint::Using(names)) => names
             .iter()

@@ -22,7 +22,7 @@ pub(super) fn order_by_exprs<'o>(
 ) -> Result<Vec<(Expr, &'o ast::OrderByExpr)>> {
     let mut sort_exprs = Vec::new();
     for o in order_by {
-        let e = if let Some(i) = ordinal(&o.expr) {
+        let e = if let Some(i) = ordinal(&o.expr)? {
             let (_, name) = items.get(i).ok_or_else(|| {
                 SlothError::plan(format!("ORDER BY position {} is out of range", i + 1))
             })?;
