@@ -215,6 +215,19 @@ pub fn number(s: &str) -> Result<ScalarValue> {
     if let Ok(i) = s.parse::<i64>() {
         return Ok(ScalarValue::Int64(Some(i)));
     }
+    // An integer past i64 stays exact as a decimal of scale 0 (DuckDB's
+    // HUGEINT, PostgreSQL's numeric), up to 38 digits.
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        let digits = s.trim_start_matches('0');
+        return match digits.parse::<i128>() {
+            Ok(v) if digits.len() <= 38 => {
+                Ok(ScalarValue::Decimal128(Some(v), digits.len() as u8, 0))
+            }
+            _ => Err(SlothError::plan(format!(
+                "integer literal {s} has more than 38 digits"
+            ))),
+        };
+    }
     if let Some((int, frac)) = s.split_once('.')
         && !s.contains(['e', 'E'])
         && int.len() + frac.len() <= 38
@@ -237,6 +250,21 @@ pub fn number(s: &str) -> Result<ScalarValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_past_i64_stay_exact_as_decimals() {
+        assert_eq!(
+            number("12345678901234567890").unwrap(),
+            ScalarValue::Decimal128(Some(12345678901234567890), 20, 0)
+        );
+        let max = "9".repeat(38);
+        assert_eq!(
+            number(&max).unwrap(),
+            ScalarValue::Decimal128(Some(max.parse().unwrap()), 38, 0)
+        );
+        assert!(number(&"9".repeat(39)).is_err());
+        assert_eq!(number("42").unwrap(), ScalarValue::Int64(Some(42)));
+    }
 
     #[test]
     fn numbers_with_a_point_are_decimals() {
