@@ -205,12 +205,16 @@ fn repl_runs_dot_commands_and_multi_line_statements() {
             .args(["sql", "--data"])
             .arg(dir.path())
             .env("HOME", dir.path()),
-        b".tables\n.schema t\n.mode csv\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t;\n.quit\n",
+        b".tables\n.schema t\n.mode csv\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t; select 'a;b' as s;\n.quit\n",
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(out.status.success());
-    assert!(stdout.contains("\nt\n"), "{stdout}");
+    // Piped: no banner, so stdout is the results alone; the statement that
+    // failed does not stop the others but makes the exit status non-zero.
+    assert!(!stdout.contains("type .help"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.contains("s\na;b\n"), "{stdout}");
+    assert_eq!(stdout.lines().next(), Some("t"), "{stdout}");
     assert!(
         stdout.contains("id Int64\nname Utf8\nscore Float64"),
         "{stdout}"
@@ -429,4 +433,42 @@ fn a_failing_device_falls_back_to_the_same_result() {
     }
     let profile = run("emulate", None, true);
     assert!(profile.contains("device=emulated-gpu"), "{profile}");
+}
+
+#[test]
+fn several_statements_run_in_order_and_output_format_follows_the_extension() {
+    let dir = csv_dir();
+    let out = sloth()
+        .args(["sql", "--format", "csv", "--data"])
+        .arg(dir.path())
+        .args(["-c", "select count(*) as n from t; select 'x;y' as s;"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "n\n3\ns\nx;y\n");
+
+    let parquet = dir.path().join("out.parquet");
+    let out = sloth()
+        .args(["sql", "--data"])
+        .arg(dir.path())
+        .args(["-c", "select id from t", "--output"])
+        .arg(&parquet)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(&std::fs::read(&parquet).unwrap()[..4], b"PAR1");
+
+    let out = sloth()
+        .args(["sql", "--data"])
+        .arg(dir.path())
+        .args(["-c", "select 1; select 2", "--output"])
+        .arg(dir.path().join("two.csv"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("--output takes one statement's result"),
+        "{err}"
+    );
 }

@@ -1,7 +1,10 @@
 //! The `sloth` command line: SQL over CSV/Parquet/Arrow files, EXPLAIN,
 //! profiles, and data generators. See `sloth --help`.
 
-use std::path::PathBuf;
+mod repl;
+mod statements;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -87,9 +90,10 @@ enum Command {
     Sql {
         #[command(flatten)]
         source: Source,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "table")]
-        format: Format,
+        /// Output format (default: from the --output file's extension,
+        /// .parquet, .csv or .json; else a table).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
         /// Write the result to this file instead of stdout.
         #[arg(long)]
         output: Option<PathBuf>,
@@ -372,6 +376,37 @@ fn write_stdout(text: &str) -> Result<()> {
     }
 }
 
+/// The format an output file's extension names; a table otherwise.
+fn output_format(output: Option<&Path>) -> Format {
+    match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("parquet") => Format::Parquet,
+        Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
+        Some(e) if e.eq_ignore_ascii_case("json") => Format::Json,
+        _ => Format::Table,
+    }
+}
+
+/// Runs every statement of `sql` in order, stopping at the first error;
+/// only a single statement may write to `output`.
+fn run_statements(
+    ctx: &mut SqlContext,
+    sql: &str,
+    format: Format,
+    output: Option<&PathBuf>,
+) -> Result<()> {
+    let all = statements::split(sql);
+    match all.len() {
+        0 => Err(SlothError::SqlSyntax("no statement given".into())),
+        1 => run_statement(ctx, all[0], format, output),
+        n if output.is_some() => Err(SlothError::plan(format!(
+            "--output takes one statement's result, got {n} statements"
+        ))),
+        _ => all
+            .into_iter()
+            .try_for_each(|s| run_statement(ctx, s, format, None)),
+    }
+}
+
 fn run_statement(
     ctx: &mut SqlContext,
     sql: &str,
@@ -382,98 +417,6 @@ fn run_statement(
         SqlOutput::Frame(df) => emit(&df, format, output),
         SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),
     }
-}
-
-fn repl(mut ctx: SqlContext, mut format: Format) -> Result<()> {
-    let mut rl = rustyline::DefaultEditor::new()
-        .map_err(|e| SlothError::Io(std::io::Error::other(e.to_string())))?;
-    let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".sloth_history"));
-    if let Some(h) = &history {
-        let _ = rl.load_history(h);
-    }
-    let mut timer = false;
-    let mut buffer = String::new();
-    println!(
-        "sloth {} — type .help for help, end statements with ';'",
-        env!("CARGO_PKG_VERSION")
-    );
-    loop {
-        let prompt = if buffer.is_empty() {
-            "sloth> "
-        } else {
-            "   ..> "
-        };
-        let line = match rl.readline(prompt) {
-            Ok(l) => l,
-            Err(rustyline::error::ReadlineError::Interrupted) => {
-                buffer.clear();
-                continue;
-            }
-            Err(_) => break,
-        };
-        let trimmed = line.trim();
-        if buffer.is_empty() && trimmed.starts_with('.') {
-            let _ = rl.add_history_entry(trimmed);
-            let mut parts = trimmed.split_whitespace();
-            match (parts.next(), parts.next()) {
-                (Some(".quit" | ".exit"), _) => break,
-                (Some(".help"), _) => println!(
-                    ".tables            list tables\n.schema NAME       show a table's columns\n.timer on|off      time each statement\n.mode table|csv|json  output format\n.set NAME VALUE    change a setting (also SET name = value;)\n.settings          show the settings (also SHOW ALL;)\n.quit              leave"
-                ),
-                (Some(".tables"), _) => {
-                    println!("{}", ctx.table_names().join("\n"));
-                    for (name, why) in ctx.unreadable_tables() {
-                        println!("{name} (unreadable: {why})");
-                    }
-                }
-                (Some(".schema"), Some(name)) => match ctx.table(name).and_then(|t| t.schema()) {
-                    Ok(s) => s
-                        .fields()
-                        .iter()
-                        .for_each(|f| println!("{} {}", f.name(), f.data_type())),
-                    Err(e) => eprintln!("Error: {e}"),
-                },
-                (Some(".timer"), Some(v)) => timer = v == "on",
-                (Some(".set"), Some(name)) => {
-                    let value = parts.collect::<Vec<_>>().join(" ");
-                    if let Err(e) = ctx.config_mut().set(name, &value) {
-                        eprintln!("Error: {e}");
-                    }
-                }
-                (Some(".settings"), _) => {
-                    for (name, value) in ctx.config().entries() {
-                        println!("{name} = {value}");
-                    }
-                }
-                (Some(".mode"), Some(m)) => match Format::from_str(m, true) {
-                    Ok(Format::Parquet) | Err(_) => {
-                        eprintln!("Error: unknown mode '{m}' (table, csv, json)")
-                    }
-                    Ok(f) => format = f,
-                },
-                _ => eprintln!("Error: unknown command '{trimmed}'; try .help"),
-            }
-            continue;
-        }
-        buffer.push_str(&line);
-        buffer.push('\n');
-        if !trimmed.ends_with(';') {
-            continue;
-        }
-        let sql = std::mem::take(&mut buffer);
-        let _ = rl.add_history_entry(sql.trim());
-        let start = Instant::now();
-        if let Err(e) = run_statement(&mut ctx, sql.trim().trim_end_matches(';'), format, None) {
-            eprintln!("Error: {e}");
-        }
-        if timer {
-            println!("Run Time: {:.3}s", start.elapsed().as_secs_f64());
-        }
-    }
-    if let Some(h) = &history {
-        let _ = rl.save_history(h);
-    }
-    Ok(())
 }
 
 fn generate(g: Gen) -> Result<()> {
@@ -679,14 +622,18 @@ fn run(cli: Cli) -> Result<()> {
             output,
         } => {
             let mut ctx = context(&source)?;
+            let format = format.unwrap_or_else(|| output_format(output.as_deref()));
             match query_text(&source)? {
-                Some(sql) => run_statement(
-                    &mut ctx,
-                    sql.trim().trim_end_matches(';'),
-                    format,
-                    output.as_ref(),
-                ),
-                None => repl(ctx, format),
+                Some(sql) => run_statements(&mut ctx, &sql, format, output.as_ref()),
+                None => {
+                    if !repl::run(ctx, format)? {
+                        // A piped script had errors, each printed already.
+                        use std::io::Write;
+                        let _ = std::io::stdout().flush();
+                        std::process::exit(1);
+                    }
+                    Ok(())
+                }
             }
         }
         Command::Explain { source, analyze } => {

@@ -1,0 +1,214 @@
+//! The interactive shell (`sloth sql` without `-c`/`-f`), and the same
+//! loop over statements piped to standard input.
+//!
+//! On a terminal: a line editor with history, a banner, and Ctrl-C that
+//! drops the statement being typed. Piped: no banner and no prompt, so the
+//! output is the results alone; the exit status is non-zero when any
+//! statement failed. Both take dot commands (`.help`) and statements
+//! ending with `;`, several per line if need be.
+
+use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::ValueEnum;
+use sloth::sql::SqlContext;
+use sloth::{Result, SlothError};
+
+use super::statements;
+use super::{Format, run_statement};
+
+const HELP: &str = "\
+.tables               list tables
+.schema NAME          show a table's columns
+.timer on|off         time each statement
+.mode table|csv|json  output format
+.set NAME VALUE       change a setting (also SET name = value;)
+.settings             show the settings (also SHOW ALL;)
+.quit                 leave";
+
+/// Where lines come from.
+enum Lines {
+    /// A terminal, through the line editor.
+    Terminal {
+        editor: rustyline::DefaultEditor,
+        history: Option<PathBuf>,
+    },
+    /// Piped or redirected input.
+    Piped(std::io::Lines<std::io::StdinLock<'static>>),
+}
+
+/// What reading a line gave.
+enum Line {
+    Text(String),
+    /// Ctrl-C: drop the statement being typed.
+    Interrupted,
+    End,
+}
+
+impl Lines {
+    fn open() -> Result<Lines> {
+        if !std::io::stdin().is_terminal() {
+            return Ok(Lines::Piped(std::io::stdin().lock().lines()));
+        }
+        let mut editor = rustyline::DefaultEditor::new()
+            .map_err(|e| SlothError::Io(std::io::Error::other(e.to_string())))?;
+        let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".sloth_history"));
+        if let Some(h) = &history {
+            let _ = editor.load_history(h);
+        }
+        println!(
+            "sloth {} — type .help for help, end statements with ';'",
+            env!("CARGO_PKG_VERSION")
+        );
+        Ok(Lines::Terminal { editor, history })
+    }
+
+    fn next(&mut self, continuing: bool) -> Line {
+        match self {
+            Lines::Terminal { editor, .. } => {
+                let prompt = if continuing { "   ..> " } else { "sloth> " };
+                match editor.readline(prompt) {
+                    Ok(l) => Line::Text(l),
+                    Err(rustyline::error::ReadlineError::Interrupted) => Line::Interrupted,
+                    Err(_) => Line::End,
+                }
+            }
+            Lines::Piped(lines) => match lines.next() {
+                Some(Ok(l)) => Line::Text(l),
+                _ => Line::End,
+            },
+        }
+    }
+
+    fn remember(&mut self, entry: &str) {
+        if let Lines::Terminal { editor, .. } = self {
+            let _ = editor.add_history_entry(entry);
+        }
+    }
+
+    fn close(self) {
+        if let Lines::Terminal {
+            mut editor,
+            history: Some(h),
+        } = self
+        {
+            let _ = editor.save_history(&h);
+        }
+    }
+}
+
+/// The shell's state between statements.
+struct Shell {
+    ctx: SqlContext,
+    format: Format,
+    timer: bool,
+    failed: usize,
+}
+
+impl Shell {
+    fn fail(&mut self, e: impl std::fmt::Display) {
+        eprintln!("Error: {e}");
+        self.failed += 1;
+    }
+
+    /// Runs a dot command; false for `.quit`.
+    fn dot_command(&mut self, line: &str) -> bool {
+        let mut parts = line.split_whitespace();
+        match (parts.next(), parts.next()) {
+            (Some(".quit" | ".exit"), _) => return false,
+            (Some(".help"), _) => println!("{HELP}"),
+            (Some(".tables"), _) => {
+                println!("{}", self.ctx.table_names().join("\n"));
+                for (name, why) in self.ctx.unreadable_tables() {
+                    println!("{name} (unreadable: {why})");
+                }
+            }
+            (Some(".schema"), Some(name)) => match self.ctx.table(name).and_then(|t| t.schema()) {
+                Ok(s) => s
+                    .fields()
+                    .iter()
+                    .for_each(|f| println!("{} {}", f.name(), f.data_type())),
+                Err(e) => self.fail(e),
+            },
+            (Some(".timer"), Some(v)) => self.timer = v == "on",
+            (Some(".set"), Some(name)) => {
+                let value = parts.collect::<Vec<_>>().join(" ");
+                if let Err(e) = self.ctx.config_mut().set(name, &value) {
+                    self.fail(e);
+                }
+            }
+            (Some(".settings"), _) => {
+                for (name, value) in self.ctx.config().entries() {
+                    println!("{name} = {value}");
+                }
+            }
+            (Some(".mode"), Some(m)) => match Format::from_str(m, true) {
+                Ok(Format::Parquet) | Err(_) => {
+                    self.fail(format!("unknown mode '{m}' (table, csv, json)"))
+                }
+                Ok(f) => self.format = f,
+            },
+            _ => self.fail(format!("unknown command '{line}'; try .help")),
+        }
+        true
+    }
+
+    fn statements(&mut self, text: &str) {
+        for sql in statements::split(text) {
+            let start = Instant::now();
+            if let Err(e) = run_statement(&mut self.ctx, sql, self.format, None) {
+                self.fail(e);
+            }
+            if self.timer {
+                println!("Run Time: {:.3}s", start.elapsed().as_secs_f64());
+            }
+        }
+    }
+}
+
+/// Reads and runs statements until `.quit` or the end of the input.
+/// Returns false when input was piped and a statement failed (each error
+/// was printed as it came), so the process can exit non-zero.
+pub fn run(ctx: SqlContext, format: Format) -> Result<bool> {
+    let mut lines = Lines::open()?;
+    let mut shell = Shell {
+        ctx,
+        format,
+        timer: false,
+        failed: 0,
+    };
+    let mut buffer = String::new();
+    loop {
+        let line = match lines.next(!buffer.is_empty()) {
+            Line::Text(l) => l,
+            Line::Interrupted => {
+                buffer.clear();
+                continue;
+            }
+            Line::End => break,
+        };
+        let trimmed = line.trim();
+        if buffer.is_empty() && trimmed.starts_with('.') {
+            lines.remember(trimmed);
+            if !shell.dot_command(trimmed) {
+                break;
+            }
+            continue;
+        }
+        buffer.push_str(&line);
+        buffer.push('\n');
+        if !statements::is_complete(&buffer) {
+            continue;
+        }
+        let text = std::mem::take(&mut buffer);
+        lines.remember(text.trim());
+        shell.statements(&text);
+    }
+    // A last statement without its semicolon still runs.
+    shell.statements(&buffer);
+    let piped = matches!(lines, Lines::Piped(_));
+    lines.close();
+    // At a terminal each error was shown as it came; the session ends well.
+    Ok(shell.failed == 0 || !piped)
+}
