@@ -31,7 +31,7 @@ const HELP: &str = "\
 enum Lines {
     /// A terminal, through the line editor.
     Terminal {
-        editor: rustyline::DefaultEditor,
+        editor: Box<rustyline::DefaultEditor>,
         history: Option<PathBuf>,
     },
     /// Piped or redirected input.
@@ -61,7 +61,10 @@ impl Lines {
             "sloth {} — type .help for help, end statements with ';'",
             env!("CARGO_PKG_VERSION")
         );
-        Ok(Lines::Terminal { editor, history })
+        Ok(Lines::Terminal {
+            editor: Box::new(editor),
+            history,
+        })
     }
 
     fn next(&mut self, continuing: bool) -> Line {
