@@ -58,6 +58,10 @@ pub enum SlothError {
     /// A plan or argument that makes no sense (e.g. a join with unequal key counts).
     #[error("invalid plan: {0}")]
     Plan(String),
+    /// A bug in sloth: a panic while planning or running a query, caught
+    /// and reported instead of ending the process.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A setting that does not exist or a value it does not take.
     #[error("invalid setting: {0}")]
     Config(String),
@@ -87,5 +91,40 @@ impl SlothError {
     /// Shorthand for a [`SlothError::TypeMismatch`].
     pub fn types(msg: impl Into<String>) -> Self {
         SlothError::TypeMismatch(msg.into())
+    }
+
+    /// Runs `work`, turning a panic in it (or in the worker threads it
+    /// waits for) into [`SlothError::Internal`] with the panic's message: a
+    /// bug fails one query with a one-line error, it does not end the
+    /// program that embeds sloth or the shell it runs in.
+    pub fn catching_panics<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(SlothError::Internal(message))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_with_its_message() {
+        let caught = SlothError::catching_panics::<()>(|| panic!("boom at {}", 7));
+        assert_eq!(caught.unwrap_err().to_string(), "internal error: boom at 7");
+        let on_a_worker = SlothError::catching_panics::<()>(|| {
+            rayon::join(|| (), || panic!("worker"));
+            Ok(())
+        });
+        assert_eq!(
+            on_a_worker.unwrap_err().to_string(),
+            "internal error: worker"
+        );
+        assert_eq!(SlothError::catching_panics(|| Ok(3)).unwrap(), 3);
     }
 }

@@ -467,12 +467,14 @@ impl LazyFrame {
     }
 
     fn run(&self, ctx: ExecContext) -> Result<(DataFrame, Vec<NodeMetrics>)> {
-        let plan = self.optimized_plan()?;
-        let physical = create_physical_plan(&plan)?;
-        let batches = self
-            .config
-            .install(|| exec::execute_with(&physical, &ctx))?;
-        Ok((DataFrame::new(physical.schema(), batches), ctx.metrics()))
+        SlothError::catching_panics(|| {
+            let plan = self.optimized_plan()?;
+            let physical = create_physical_plan(&plan)?;
+            let batches = self
+                .config
+                .install(|| exec::execute_with(&physical, &ctx))?;
+            Ok((DataFrame::new(physical.schema(), batches), ctx.metrics()))
+        })
     }
 
     /// Runs the query and returns the physical plan annotated with metrics

@@ -699,7 +699,17 @@ fn run(cli: Cli) -> Result<()> {
 
 fn main() -> ExitCode {
     keep_freed_memory();
-    match run(Cli::parse()) {
+    // A panic is reported as one `Error: internal error: ..` line (queries
+    // catch their own; this catches the rest), not a message and backtrace;
+    // RUST_BACKTRACE brings Rust's report back for debugging.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            report(info);
+        }
+    }));
+    let cli = Cli::parse();
+    match SlothError::catching_panics(|| run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e}");
