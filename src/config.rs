@@ -223,6 +223,26 @@ impl SessionConfig {
     }
 }
 
+/// The stack of each worker thread sloth starts: deep expressions (long
+/// generated predicates) recurse while compiled and evaluated. Only the
+/// pages a thread touches are committed.
+pub const WORKER_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `work` on a thread with a [`WORKER_STACK_BYTES`] stack and waits
+/// for it: parsing and planning SQL recurse over its syntax tree, which a
+/// generated statement can make deep whatever stack its caller has.
+pub(crate) fn on_large_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("sloth-planner".into())
+            .stack_size(WORKER_STACK_BYTES)
+            .spawn_scoped(scope, work)?;
+        handle
+            .join()
+            .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+    })
+}
+
 fn unknown_setting(name: &str) -> SlothError {
     let names: Vec<&str> = SETTINGS.iter().map(|(n, _)| *n).collect();
     SlothError::Config(format!(
@@ -245,6 +265,7 @@ fn thread_pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
+        .stack_size(WORKER_STACK_BYTES)
         .thread_name(|i| format!("sloth-worker-{i}"))
         .build()
         .ok()?;

@@ -1630,3 +1630,41 @@ fn join_without_a_condition_and_position_zero_are_refused() {
         "n\n125\n"
     );
 }
+
+/// Generated SQL with very long chains: AND, OR and || chains of any
+/// length plan as balanced trees; other operator chains run up to their
+/// documented length and are refused past it, never exhausting the stack.
+#[test]
+fn long_operator_chains_plan_or_are_refused_cleanly() {
+    let c = ctx(OptimizerOptions::default());
+    let count = |sql: String| {
+        c.sql(&sql)
+            .unwrap()
+            .collect()
+            .unwrap()
+            .to_sorted_csv()
+            .unwrap()
+    };
+    let ors: Vec<String> = (0..20_000).map(|i| format!("n_nationkey = {i}")).collect();
+    let sql = format!(
+        "select count(*) as n from nation where {}",
+        ors.join(" or ")
+    );
+    assert_eq!(count(sql), "n\n25\n");
+    let ands: Vec<String> = (0..3_000).map(|i| format!("n_nationkey >= -{i}")).collect();
+    let sql = format!(
+        "select count(*) as n from nation where {}",
+        ands.join(" and ")
+    );
+    assert_eq!(count(sql), "n\n25\n");
+    let text = vec!["'a'"; 5_000].join(" || ");
+    let sql = format!("select length({text}) as n");
+    assert_eq!(count(sql), "n\n5000\n");
+    let sum = vec!["1"; 501].join(" + ");
+    assert_eq!(count(format!("select {sum} as n")), "n\n501\n");
+    let too_long = vec!["1"; 1_002].join(" + ");
+    assert_refused(
+        &c,
+        &[(&format!("select {too_long}"), "a chain of 1001 operators")],
+    );
+}

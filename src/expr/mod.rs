@@ -967,13 +967,38 @@ impl Expr {
 
     /// Joins predicates with `AND`; `None` for an empty list.
     pub fn conjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
-        exprs.into_iter().reduce(|a, b| a.and(b))
+        joined(exprs.into_iter().collect(), Expr::and)
     }
 
     /// Joins predicates with `OR`; `None` for an empty list.
     pub fn disjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
-        exprs.into_iter().reduce(|a, b| a.or(b))
+        joined(exprs.into_iter().collect(), Expr::or)
     }
+}
+
+/// Chains longer than this are joined as a balanced tree.
+const LONG_CHAIN: usize = 64;
+
+/// `exprs` joined by an associative `op`: left to right (the shape plans
+/// print) when the chain is short; as a balanced tree when it is long, so
+/// that a generated predicate of thousands of terms nests only
+/// logarithmically deep for the passes that recurse over expressions.
+fn joined(mut exprs: Vec<Expr>, op: fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    if exprs.len() <= LONG_CHAIN {
+        return exprs.into_iter().reduce(op);
+    }
+    while exprs.len() > 1 {
+        let mut paired = Vec::with_capacity(exprs.len().div_ceil(2));
+        let mut it = exprs.into_iter();
+        while let Some(l) = it.next() {
+            paired.push(match it.next() {
+                Some(r) => op(l, r),
+                None => l,
+            });
+        }
+        exprs = paired;
+    }
+    exprs.pop()
 }
 
 impl From<&str> for Expr {

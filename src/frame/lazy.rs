@@ -467,6 +467,12 @@ impl LazyFrame {
     }
 
     fn run(&self, ctx: ExecContext) -> Result<(DataFrame, Vec<NodeMetrics>)> {
+        // Planning recurses over expressions, which generated queries nest
+        // deep: it gets a large stack whatever thread collects.
+        crate::config::on_large_stack(|| self.run_here(ctx))
+    }
+
+    fn run_here(&self, ctx: ExecContext) -> Result<(DataFrame, Vec<NodeMetrics>)> {
         SlothError::catching_panics(|| {
             let plan = self.optimized_plan()?;
             let physical = create_physical_plan(&plan)?;

@@ -52,6 +52,96 @@ fn ident(i: &ast::Ident) -> String {
     }
 }
 
+/// The most operators a chain that is not AND, OR or `||` (`a + b - c
+/// ..`, evaluated left to right) may hold; past it the statement is refused
+/// with a clear error rather than exhausting the stack.
+pub const MAX_OPERATOR_CHAIN: usize = 1_000;
+
+/// One binary operator applied.
+fn binary(op: &BinaryOperator, l: Expr, r: Expr) -> Result<Expr> {
+    Ok(match op {
+        BinaryOperator::Plus => l + r,
+        BinaryOperator::Minus => l - r,
+        BinaryOperator::Multiply => l * r,
+        BinaryOperator::Divide => l / r,
+        BinaryOperator::Modulo => l % r,
+        BinaryOperator::Eq => l.eq(r),
+        BinaryOperator::NotEq => l.neq(r),
+        BinaryOperator::Lt => l.lt(r),
+        BinaryOperator::LtEq => l.lt_eq(r),
+        BinaryOperator::Gt => l.gt(r),
+        BinaryOperator::GtEq => l.gt_eq(r),
+        BinaryOperator::And => l.and(r),
+        BinaryOperator::Or => l.or(r),
+        BinaryOperator::StringConcat => Expr::Function(functions::CONCAT, vec![l, r]),
+        other => return Err(SlothError::unsupported(format!("operator {other}"))),
+    })
+}
+
+/// `operands` joined by `op` as a balanced tree: for an associative
+/// operator, the same value as the left-to-right chain at a depth of
+/// log2 of its length.
+fn balanced(op: &BinaryOperator, mut operands: Vec<Expr>) -> Result<Expr> {
+    while operands.len() > 1 {
+        let mut paired = Vec::with_capacity(operands.len().div_ceil(2));
+        let mut it = operands.into_iter();
+        while let Some(l) = it.next() {
+            paired.push(match it.next() {
+                Some(r) => binary(op, l, r)?,
+                None => l,
+            });
+        }
+        operands = paired;
+    }
+    Ok(operands.pop().expect("a chain has an operand"))
+}
+
+/// A chain of binary operators as the parser nests it (left-deep:
+/// `((a + b) - c) ..`), converted without recursing along the chain, so
+/// that generated SQL with thousands of terms does not exhaust the stack.
+/// AND, OR and `||` are associative: their chains become balanced trees
+/// (100,000 terms nest 17 deep). Other chains keep SQL's left-to-right
+/// order and hold at most [`MAX_OPERATOR_CHAIN`] operators.
+fn binary_chain(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
+    let ast::Expr::BinaryOp { op: top, .. } = e else {
+        return convert(e, r);
+    };
+    let associative = matches!(
+        top,
+        BinaryOperator::And | BinaryOperator::Or | BinaryOperator::StringConcat
+    );
+    // Down the left spine: while the same associative operator, or any
+    // operator for another chain.
+    let (mut ops, mut rights, mut node) = (Vec::new(), Vec::new(), e);
+    while let ast::Expr::BinaryOp { left, op, right } = node {
+        if associative && op != top {
+            break;
+        }
+        ops.push(op);
+        rights.push(right.as_ref());
+        node = left;
+    }
+    if !associative && ops.len() > MAX_OPERATOR_CHAIN {
+        return Err(SlothError::unsupported(format!(
+            "a chain of {} operators (at most {MAX_OPERATOR_CHAIN} in a row; AND, OR and || chains have no limit)",
+            ops.len()
+        )));
+    }
+    let first = convert(node, r)?;
+    if associative {
+        let mut operands = vec![first];
+        for right in rights.into_iter().rev() {
+            operands.push(convert(right, r)?);
+        }
+        return balanced(top, operands);
+    }
+    let mut acc = first;
+    for (op, right) in ops.into_iter().zip(rights).rev() {
+        acc = binary(op, acc, convert(right, r)?)?;
+    }
+    Ok(acc)
+}
+
 /// Converts a SQL expression.
 pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
     let c = |e: &ast::Expr| convert(e, r);
@@ -66,26 +156,7 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
         }
         ast::Expr::Value(v) => Expr::Literal(value(&v.value)?),
         ast::Expr::Nested(e) => c(e)?,
-        ast::Expr::BinaryOp { left, op, right } => {
-            let (l, rr) = (c(left)?, c(right)?);
-            match op {
-                BinaryOperator::Plus => l + rr,
-                BinaryOperator::Minus => l - rr,
-                BinaryOperator::Multiply => l * rr,
-                BinaryOperator::Divide => l / rr,
-                BinaryOperator::Modulo => l % rr,
-                BinaryOperator::Eq => l.eq(rr),
-                BinaryOperator::NotEq => l.neq(rr),
-                BinaryOperator::Lt => l.lt(rr),
-                BinaryOperator::LtEq => l.lt_eq(rr),
-                BinaryOperator::Gt => l.gt(rr),
-                BinaryOperator::GtEq => l.gt_eq(rr),
-                BinaryOperator::And => l.and(rr),
-                BinaryOperator::Or => l.or(rr),
-                BinaryOperator::StringConcat => Expr::Function(functions::CONCAT, vec![l, rr]),
-                other => return Err(SlothError::unsupported(format!("operator {other}"))),
-            }
-        }
+        ast::Expr::BinaryOp { .. } => binary_chain(e, r)?,
         ast::Expr::UnaryOp { op, expr } => match op {
             UnaryOperator::Not => c(expr)?.not(),
             UnaryOperator::Minus => match c(expr)? {

@@ -190,13 +190,13 @@ impl SqlContext {
 
     /// Plans a query (`SELECT ...`) as a lazy frame.
     pub fn sql(&self, sql: &str) -> Result<LazyFrame> {
-        match self.parse(sql)? {
+        crate::config::on_large_stack(|| match self.parse(sql)? {
             Statement::Query(q) => self.plan_query(&q),
             other => Err(SlothError::unsupported(format!(
                 "statement '{}'",
                 first_words(&other.to_string())
             ))),
-        }
+        })
     }
 
     /// Runs a statement as [`SqlContext::execute`] does, and also the
@@ -245,6 +245,10 @@ impl SqlContext {
 
     /// Runs a statement: a query, or `EXPLAIN [ANALYZE] query`.
     pub fn execute(&self, sql: &str) -> Result<SqlOutput> {
+        crate::config::on_large_stack(|| self.execute_statement(sql))
+    }
+
+    fn execute_statement(&self, sql: &str) -> Result<SqlOutput> {
         match self.parse(sql)? {
             Statement::Query(q) => Ok(SqlOutput::Frame(self.plan_query(&q)?.collect()?)),
             Statement::Explain {

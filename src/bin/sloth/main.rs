@@ -709,7 +709,22 @@ fn main() -> ExitCode {
         }
     }));
     let cli = Cli::parse();
-    match SlothError::catching_panics(|| run(cli)) {
+    // Planning and evaluating deep expressions recurse: the work runs on a
+    // thread with a large stack, and so do the worker threads.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(sloth::config::WORKER_STACK_BYTES)
+        .build_global();
+    let work = std::thread::Builder::new()
+        .name("sloth-main".into())
+        .stack_size(sloth::config::WORKER_STACK_BYTES)
+        .spawn(move || SlothError::catching_panics(|| run(cli)));
+    let outcome = match work {
+        Ok(handle) => handle
+            .join()
+            .unwrap_or_else(|_| Err(SlothError::Internal("the query thread ended".into()))),
+        Err(e) => Err(SlothError::Io(e)),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e}");

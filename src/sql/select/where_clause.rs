@@ -33,10 +33,10 @@ pub(super) fn filter(
     let mut conjuncts = Vec::new();
     let mut correlated = Vec::new();
     for c in selection.into_iter().flat_map(split_sql_conjunction) {
-        if resolver.subquery_condition(&c)? {
+        if resolver.subquery_condition(c)? {
             continue;
         }
-        for e in factor_or(convert(&c, resolver)?) {
+        for e in factor_or(convert(c, resolver)?) {
             if is_correlated(&e) {
                 correlated.push(e)
             } else {
@@ -79,30 +79,36 @@ pub(super) fn filter(
     })
 }
 
-fn split_sql_conjunction(e: &ast::Expr) -> Vec<ast::Expr> {
-    match e {
-        ast::Expr::BinaryOp {
-            left,
-            op: ast::BinaryOperator::And,
-            right,
-        } => {
-            let mut v = split_sql_conjunction(left);
-            v.extend(split_sql_conjunction(right));
-            v
+/// The conjuncts of `e`, in order, found without recursion (a generated
+/// WHERE may AND together thousands of conditions).
+fn split_sql_conjunction(e: &ast::Expr) -> Vec<&ast::Expr> {
+    let mut conjuncts = Vec::new();
+    let mut pending = vec![e];
+    while let Some(e) = pending.pop() {
+        match e {
+            ast::Expr::BinaryOp {
+                left,
+                op: ast::BinaryOperator::And,
+                right,
+            } => {
+                pending.push(right);
+                pending.push(left);
+            }
+            ast::Expr::Nested(inner)
+                if matches!(
+                    inner.as_ref(),
+                    ast::Expr::BinaryOp {
+                        op: ast::BinaryOperator::And,
+                        ..
+                    }
+                ) =>
+            {
+                pending.push(inner)
+            }
+            e => conjuncts.push(e),
         }
-        ast::Expr::Nested(inner)
-            if matches!(
-                inner.as_ref(),
-                ast::Expr::BinaryOp {
-                    op: ast::BinaryOperator::And,
-                    ..
-                }
-            ) =>
-        {
-            split_sql_conjunction(inner)
-        }
-        e => vec![e.clone()],
     }
+    conjuncts
 }
 
 /// `(A AND X) OR (A AND Y)` → `[A, X OR Y]`: pulls conjuncts common to every
