@@ -16,6 +16,8 @@ mod dictionary_codes;
 mod gpu;
 /// db-benchmark questions against a naive reference.
 mod h2o;
+/// Tables from globs and directories, and the errors of bad inputs.
+mod inputs;
 /// Join build keys that filter the probe side's Parquet scan.
 mod join_key_filter;
 /// The source tree's layers import downward only.

@@ -90,8 +90,40 @@ impl LazyFrame {
     }
 
     /// Scans a file, choosing the reader by extension.
+    /// A directory reads every readable file in it and a glob in the last
+    /// path component (`logs/*.parquet`) every file it matches, as one
+    /// table: their schemas must agree.
     pub fn scan_path(path: impl AsRef<Path>) -> Result<Self> {
-        Ok(Self::scan(ScanSource::from_path(path)?))
+        let files = crate::io::paths::expand(path.as_ref())?;
+        let mut scans = files
+            .iter()
+            .map(|f| ScanSource::from_path(f).map(Self::scan))
+            .collect::<Result<Vec<_>>>()?;
+        let first = scans.remove(0);
+        let schema = first.schema()?;
+        for (scan, file) in scans.iter().zip(&files[1..]) {
+            let other = scan.schema()?;
+            let columns = |s: &SchemaRef| -> Vec<String> {
+                s.fields()
+                    .iter()
+                    .map(|f| format!("{} {}", f.name(), f.data_type()))
+                    .collect()
+            };
+            if columns(&schema) != columns(&other) {
+                return Err(SlothError::plan(format!(
+                    "'{}' has columns ({}), unlike '{}' ({})",
+                    file.display(),
+                    columns(&other).join(", "),
+                    files[0].display(),
+                    columns(&schema).join(", ")
+                )));
+            }
+        }
+        Ok(if scans.is_empty() {
+            first
+        } else {
+            first.union(&scans)
+        })
     }
 
     /// A frame over in-memory batches (at least one, for the schema).

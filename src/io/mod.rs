@@ -9,6 +9,7 @@ mod csv;
 mod file_cache;
 mod filter;
 mod parquet;
+pub mod paths;
 mod sink;
 pub mod text_table;
 

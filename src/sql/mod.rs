@@ -93,43 +93,51 @@ impl SqlContext {
         self.tables.insert(key, frame);
     }
 
-    /// Registers a CSV/Parquet/IPC file under `name`.
+    /// Registers a CSV/Parquet/IPC file under `name`; a directory or a
+    /// glob in the last path component (`logs/*.parquet`) registers all
+    /// its files as one table ([`LazyFrame::scan_path`]).
     pub fn register_file(&mut self, name: &str, path: impl AsRef<Path>) -> Result<()> {
         let frame = LazyFrame::scan_path(path)?;
         self.register(name, frame);
         Ok(())
     }
 
-    /// Registers every `*.parquet`, `*.csv` and `*.arrow` file in `dir` under
-    /// its file stem; returns how many. A file that cannot be read (a
-    /// malformed CSV, a truncated Parquet file) does not stop the others:
-    /// a query that names its table gets the file's error.
+    /// Registers every readable file in `dir` (`.parquet`, `.csv`, `.tsv`,
+    /// `.arrow`, ..) under its file stem; returns how many. A file that
+    /// cannot be read (a malformed CSV, a truncated Parquet file) does not
+    /// stop the others: a query that names its table gets the file's error.
+    /// Two files with one stem (`t.csv` and `t.parquet`) are an error that
+    /// names both.
     pub fn register_dir(&mut self, dir: impl AsRef<Path>) -> Result<usize> {
         let dir = dir.as_ref();
         let entries = std::fs::read_dir(dir).map_err(|e| SlothError::FileNotFound {
             path: dir.display().to_string(),
             reason: e.to_string(),
         })?;
-        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && crate::io::paths::is_readable_file(p))
+            .collect();
         paths.sort();
-        let mut n = 0;
-        for p in paths {
-            let ext = p
-                .extension()
-                .and_then(|e| e.to_str())
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            if !matches!(ext.as_str(), "parquet" | "csv" | "arrow" | "ipc" | "tsv") {
-                continue;
-            }
+        let mut seen: BTreeMap<String, &Path> = BTreeMap::new();
+        for p in &paths {
             let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
-            match self.register_file(stem, &p) {
+            if let Some(first) = seen.insert(stem.to_ascii_lowercase(), p) {
+                return Err(SlothError::plan(format!(
+                    "'{}' and '{}' would both be table '{stem}'; register one with --table NAME=PATH",
+                    first.display(),
+                    p.display()
+                )));
+            }
+        }
+        let mut n = 0;
+        for (stem, p) in seen {
+            match self.register_file(&stem, p) {
                 Ok(()) => n += 1,
                 Err(e) => {
-                    self.unreadable
-                        .insert(stem.to_ascii_lowercase(), e.to_string());
+                    self.unreadable.insert(stem, e.to_string());
                 }
             }
         }

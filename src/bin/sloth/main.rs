@@ -170,7 +170,8 @@ struct Source {
     /// A directory whose *.parquet, *.csv and *.arrow files become tables named after their stems.
     #[arg(long)]
     data: Vec<PathBuf>,
-    /// A table from a file: NAME=PATH.
+    /// A table from a file, a directory of files, or a glob: NAME=PATH
+    /// (`--table logs='logs/*.parquet'`).
     #[arg(long)]
     table: Vec<String>,
     /// SQL text.

@@ -1,0 +1,73 @@
+//! Table inputs: one table from a glob or a directory of files, the errors
+//! when their schemas differ or match nothing, and two files of a `--data`
+//! directory that would share a table name.
+
+use sloth::sql::SqlContext;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn csv_of(c: &SqlContext, sql: &str) -> String {
+    c.sql(sql)
+        .unwrap()
+        .collect()
+        .unwrap()
+        .to_sorted_csv()
+        .unwrap()
+}
+
+#[test]
+fn a_glob_or_a_directory_is_one_table_with_pushdown_across_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "p1.csv", "a,b\n1,x\n2,y\n");
+    write(dir.path(), "p2.csv", "a,b\n3,z\n");
+    write(dir.path(), "readme.txt", "not a table\n");
+    let mut c = SqlContext::new();
+    c.register_file("g", dir.path().join("p*.csv")).unwrap();
+    c.register_file("d", dir.path()).unwrap();
+    let sql = "select sum(a) as s, count(*) as n from g where a > 1";
+    assert_eq!(csv_of(&c, sql), "s,n\n5,2\n");
+    assert_eq!(csv_of(&c, "select count(*) as n from d"), "n\n3\n");
+    // The filter reaches every file's scan.
+    let plan = c.sql(sql).unwrap().explain(true).unwrap();
+    let optimized = plan.split("Optimized plan").nth(1).unwrap();
+    let optimized = optimized.split("Physical plan").next().unwrap();
+    assert_eq!(optimized.matches("filters=").count(), 2, "{optimized}");
+}
+
+#[test]
+fn files_that_differ_or_match_nothing_are_errors_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "p1.csv", "a,b\n1,x\n");
+    write(dir.path(), "p2.csv", "a,c\n2,y\n");
+    let mut c = SqlContext::new();
+    let differ = c
+        .register_file("t", dir.path().join("*.csv"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        differ.contains("p2.csv' has columns (a Int64, c Utf8)") && differ.contains("p1.csv"),
+        "{differ}"
+    );
+    let nothing = c
+        .register_file("t", dir.path().join("*.parquet"))
+        .unwrap_err()
+        .to_string();
+    assert!(nothing.contains("no file matches"), "{nothing}");
+}
+
+#[test]
+fn two_files_with_one_stem_under_a_data_directory_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.csv", "a\n1\n");
+    write(dir.path(), "t.tsv", "a\n2\n");
+    let err = SqlContext::new()
+        .register_dir(dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("t.csv' and '") && err.contains("t.tsv' would both be table 't'"),
+        "{err}"
+    );
+}
