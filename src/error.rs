@@ -15,7 +15,7 @@ pub type Result<T, E = SlothError> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum SlothError {
     /// A column name that the input does not have.
-    #[error("unknown column '{name}'; available columns: {}", available.join(", "))]
+    #[error("unknown column '{name}'{}; available columns: {}", did_you_mean(name, available), available.join(", "))]
     ColumnNotFound {
         /// The name that was asked for.
         name: String,
@@ -23,7 +23,7 @@ pub enum SlothError {
         available: Vec<String>,
     },
     /// A table name that is not registered.
-    #[error("unknown table '{name}'; registered tables: {}", if available.is_empty() { "(none)".to_string() } else { available.join(", ") })]
+    #[error("unknown table '{name}'{}; registered tables: {}", did_you_mean(name, available), if available.is_empty() { "(none)".to_string() } else { available.join(", ") })]
     TableNotFound {
         /// The name that was asked for.
         name: String,
@@ -79,6 +79,38 @@ pub enum SlothError {
     Io(#[from] std::io::Error),
 }
 
+/// ` (did you mean 'x'?)` for the known name closest to a misspelt one
+/// (edit distance at most a third of its length, and 2 at least), else
+/// nothing. A qualified name (`nation.n_name`) is compared by its last part.
+fn did_you_mean(name: &str, known: &[String]) -> String {
+    let last = |s: &str| s.rsplit('.').next().unwrap_or(s).to_ascii_lowercase();
+    let wanted = last(name);
+    let limit = (wanted.chars().count() / 3).max(2);
+    known
+        .iter()
+        .map(|k| (edit_distance(&wanted, &last(k)), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| format!(" (did you mean '{k}'?)"))
+        .unwrap_or_default()
+}
+
+/// Levenshtein distance between two strings, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 impl SlothError {
     /// Shorthand for a [`SlothError::Plan`].
     pub fn plan(msg: impl Into<String>) -> Self {
@@ -112,6 +144,29 @@ impl SlothError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_near_miss_is_suggested_and_a_far_one_is_not() {
+        let known = vec![
+            "nation.n_name".to_string(),
+            "nation.n_nationkey".to_string(),
+        ];
+        let typo = SlothError::ColumnNotFound {
+            name: "n_nme".into(),
+            available: known.clone(),
+        };
+        assert!(
+            typo.to_string()
+                .starts_with("unknown column 'n_nme' (did you mean 'nation.n_name'?); available"),
+            "{typo}"
+        );
+        let far = SlothError::ColumnNotFound {
+            name: "price".into(),
+            available: known,
+        };
+        assert!(!far.to_string().contains("did you mean"), "{far}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
 
     #[test]
     fn a_panic_becomes_an_internal_error_with_its_message() {

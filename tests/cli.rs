@@ -200,12 +200,14 @@ fn an_unreadable_file_fails_only_the_queries_that_read_it() {
 #[test]
 fn repl_runs_dot_commands_and_multi_line_statements() {
     let dir = csv_dir();
+    std::fs::write(dir.path().join("script.sql"), "select 40 + 2 as answer;").unwrap();
     let out = with_stdin(
         sloth()
             .args(["sql", "--data"])
             .arg(dir.path())
+            .current_dir(dir.path())
             .env("HOME", dir.path()),
-        b".tables\n.schema t\n.mode csv\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t; select 'a;b' as s;\n.quit\n",
+        b".tables\n.schema t\n.mode csv\n.read script.sql\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t; select 'a;b' as s;\n.quit\n",
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
@@ -214,6 +216,7 @@ fn repl_runs_dot_commands_and_multi_line_statements() {
     assert!(!stdout.contains("type .help"), "{stdout}");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stdout.contains("s\na;b\n"), "{stdout}");
+    assert!(stdout.contains("answer\n42\n"), "{stdout}");
     assert_eq!(stdout.lines().next(), Some("t"), "{stdout}");
     assert!(
         stdout.contains("id Int64\nname Utf8\nscore Float64"),

@@ -1668,3 +1668,32 @@ fn long_operator_chains_plan_or_are_refused_cleanly() {
         &[(&format!("select {too_long}"), "a chain of 1001 operators")],
     );
 }
+
+/// `SHOW TABLES`, `DESCRIBE table` and `DESCRIBE query` answer with rows;
+/// a misspelt name gets a suggestion.
+#[test]
+fn show_tables_describe_and_suggestions() {
+    let c = ctx(OptimizerOptions::default());
+    let frame = |sql: &str| match c.execute(sql).unwrap() {
+        sloth::sql::SqlOutput::Frame(df) => df.to_sorted_csv().unwrap(),
+        sloth::sql::SqlOutput::Text(t) => panic!("{sql}: text {t}"),
+    };
+    let tables = frame("show tables");
+    assert!(
+        tables.starts_with("name\ncustomer\n") && tables.contains("\nregion\n"),
+        "{tables}"
+    );
+    let region = frame("describe region");
+    assert!(region.contains("r_regionkey,Int64"), "{region}");
+    assert_eq!(
+        frame("describe select r_name, 1 as one from region"),
+        "column_name,column_type\none,Int64\nr_name,Utf8View\n"
+    );
+    assert_refused(
+        &c,
+        &[
+            ("select n_nme from nation", "did you mean 'nation.n_name'?"),
+            ("select 1 from natoin", "did you mean 'nation'?"),
+        ],
+    );
+}

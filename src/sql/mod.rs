@@ -257,6 +257,9 @@ impl SqlContext {
     }
 
     fn execute_statement(&self, sql: &str) -> Result<SqlOutput> {
+        if let Some(frame) = self.catalog_statement(sql)? {
+            return Ok(SqlOutput::Frame(frame));
+        }
         match self.parse(sql)? {
             Statement::Query(q) => Ok(SqlOutput::Frame(self.plan_query(&q)?.collect()?)),
             Statement::Explain {
@@ -281,12 +284,67 @@ impl SqlContext {
         }
     }
 
+    /// `SHOW TABLES` (one row per table) and `DESCRIBE name` or `DESCRIBE
+    /// query` (one row per column: its name and type); `None` for any
+    /// other statement.
+    fn catalog_statement(&self, sql: &str) -> Result<Option<DataFrame>> {
+        let text = sql.trim().trim_end_matches(';').trim();
+        let (verb, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        let rest = rest.trim();
+        let rows: Vec<[String; 2]> =
+            if verb.eq_ignore_ascii_case("show") && rest.eq_ignore_ascii_case("tables") {
+                return Ok(Some(string_frame(
+                    &["name"],
+                    self.table_names().into_iter().map(|n| vec![n]).collect(),
+                )?));
+            } else if verb.eq_ignore_ascii_case("describe") || verb.eq_ignore_ascii_case("desc") {
+                let is_name = !rest.is_empty()
+                    && rest
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '"');
+                let schema = if is_name {
+                    self.table(rest.trim_matches('"'))?.schema()?
+                } else {
+                    self.sql(rest)?.schema()?
+                };
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| [f.name().clone(), f.data_type().to_string()])
+                    .collect()
+            } else {
+                return Ok(None);
+            };
+        let rows = rows.into_iter().map(Vec::from).collect();
+        Ok(Some(string_frame(&["column_name", "column_type"], rows)?))
+    }
+
     fn plan_query(&self, q: &sqlparser::ast::Query) -> Result<LazyFrame> {
         let plan = planner::QueryPlanner::new(self).plan_query(q)?;
         let lf = LazyFrame::from(plan).with_config(self.config.clone());
         lf.logical_plan().validate()?;
         Ok(lf)
     }
+}
+
+/// A frame of text columns named `names`, one row per entry of `rows`.
+fn string_frame(names: &[&str], rows: Vec<Vec<String>>) -> Result<DataFrame> {
+    use arrow::array::{ArrayRef, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    let schema = std::sync::Arc::new(Schema::new(
+        names
+            .iter()
+            .map(|n| Field::new(*n, DataType::Utf8, false))
+            .collect::<Vec<_>>(),
+    ));
+    let columns: Vec<ArrayRef> = (0..names.len())
+        .map(|c| {
+            std::sync::Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r[c])))
+                as ArrayRef
+        })
+        .collect();
+    let batch = arrow::record_batch::RecordBatch::try_new(schema.clone(), columns)?;
+    Ok(DataFrame::new(schema, vec![batch]))
 }
 
 fn first_words(s: &str) -> String {

@@ -25,6 +25,8 @@ const HELP: &str = "\
 .mode table|csv|json  output format
 .set NAME VALUE       change a setting (also SET name = value;)
 .settings             show the settings (also SHOW ALL;)
+.read FILE            run the statements of a file
+SHOW TABLES; DESCRIBE name|query;
 .quit                 leave";
 
 /// Where lines come from.
@@ -141,6 +143,10 @@ impl Shell {
                     self.fail(e);
                 }
             }
+            (Some(".read"), Some(path)) => match std::fs::read_to_string(path) {
+                Ok(text) => self.statements(&text),
+                Err(e) => self.fail(format!("cannot read '{path}': {e}")),
+            },
             (Some(".settings"), _) => {
                 for (name, value) in self.ctx.config().entries() {
                     println!("{name} = {value}");
