@@ -71,3 +71,23 @@ fn two_files_with_one_stem_under_a_data_directory_are_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn csv_options_read_files_without_headers_with_other_delimiters_and_null_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.csv", "1;NA;x\n2;5;\"a;b\"\n3;;y\n");
+    let options = sloth::io::CsvOptions {
+        has_header: false,
+        delimiter: b';',
+        null_value: Some("NA".into()),
+        ..Default::default()
+    };
+    let mut c = SqlContext::new().with_csv_options(options);
+    c.register_file("t", dir.path().join("t.csv")).unwrap();
+    let sql = "select count(column_2) as present, sum(column_2) as s, max(column_3) as m from t";
+    assert_eq!(csv_of(&c, sql), "present,s,m\n1,5,y\n");
+    assert_eq!(
+        csv_of(&c, "select column_3 from t where column_1 = 2"),
+        "column_3\na;b\n"
+    );
+}

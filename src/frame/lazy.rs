@@ -94,10 +94,15 @@ impl LazyFrame {
     /// path component (`logs/*.parquet`) every file it matches, as one
     /// table: their schemas must agree.
     pub fn scan_path(path: impl AsRef<Path>) -> Result<Self> {
+        Self::scan_path_with(path, &CsvOptions::default())
+    }
+
+    /// As [`LazyFrame::scan_path`], reading CSV files with `csv`.
+    pub fn scan_path_with(path: impl AsRef<Path>, csv: &CsvOptions) -> Result<Self> {
         let files = crate::io::paths::expand(path.as_ref())?;
         let mut scans = files
             .iter()
-            .map(|f| ScanSource::from_path(f).map(Self::scan))
+            .map(|f| ScanSource::from_path_with(f, csv).map(Self::scan))
             .collect::<Result<Vec<_>>>()?;
         let first = scans.remove(0);
         let schema = first.schema()?;

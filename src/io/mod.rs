@@ -265,6 +265,12 @@ impl ScanSource {
 
     /// A source chosen by file extension (`.csv`, `.parquet`/`.pq`, `.arrow`/`.ipc`/`.feather`).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        Self::from_path_with(path, &CsvOptions::default())
+    }
+
+    /// As [`ScanSource::from_path`], reading CSV files with `csv` (a
+    /// `.tsv` file with a tab as its delimiter).
+    pub fn from_path_with(path: impl AsRef<Path>, csv: &CsvOptions) -> Result<Self> {
         let path = path.as_ref();
         let ext = path
             .extension()
@@ -273,7 +279,7 @@ impl ScanSource {
             .to_ascii_lowercase();
         match ext.as_str() {
             "csv" | "tsv" => {
-                let mut options = CsvOptions::default();
+                let mut options = csv.clone();
                 if ext == "tsv" {
                     options.delimiter = b'\t';
                 }

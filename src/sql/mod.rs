@@ -22,6 +22,7 @@ use sqlparser::parser::Parser;
 use crate::config::{Device, OptimizerOptions, SessionConfig};
 use crate::error::{Result, SlothError};
 use crate::frame::{DataFrame, LazyFrame};
+use crate::io::CsvOptions;
 
 /// Registered tables, by name.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +32,7 @@ pub struct SqlContext {
     /// name: the error, reported when a query names the table.
     unreadable: BTreeMap<String, String>,
     config: SessionConfig,
+    csv: CsvOptions,
 }
 
 /// What a statement produced.
@@ -45,6 +47,12 @@ impl SqlContext {
     /// An empty context.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Reads the CSV files registered from now on with `options`.
+    pub fn with_csv_options(mut self, options: CsvOptions) -> Self {
+        self.csv = options;
+        self
     }
 
     /// Sets the settings queries planned from now on run under.
@@ -97,7 +105,7 @@ impl SqlContext {
     /// glob in the last path component (`logs/*.parquet`) registers all
     /// its files as one table ([`LazyFrame::scan_path`]).
     pub fn register_file(&mut self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        let frame = LazyFrame::scan_path(path)?;
+        let frame = LazyFrame::scan_path_with(path, &self.csv)?;
         self.register(name, frame);
         Ok(())
     }

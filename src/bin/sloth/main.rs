@@ -174,6 +174,21 @@ struct Source {
     /// (`--table logs='logs/*.parquet'`).
     #[arg(long)]
     table: Vec<String>,
+    /// CSV field separator (one character; `tab` or `\t` for a tab).
+    #[arg(long)]
+    csv_delimiter: Option<String>,
+    /// CSV files have no header line (columns are named column_1, ..).
+    #[arg(long)]
+    csv_no_header: bool,
+    /// CSV quote character.
+    #[arg(long)]
+    csv_quote: Option<String>,
+    /// CSV escape character inside quoted fields (default: a doubled quote).
+    #[arg(long)]
+    csv_escape: Option<String>,
+    /// A CSV field spelt so is a null (e.g. NA), besides empty fields.
+    #[arg(long)]
+    csv_null: Option<String>,
     /// SQL text.
     #[arg(short = 'c', long = "command")]
     command: Option<String>,
@@ -277,7 +292,9 @@ enum Format {
 }
 
 fn context(source: &Source) -> Result<SqlContext> {
-    let mut ctx = SqlContext::new().with_config(source.session.config()?);
+    let mut ctx = SqlContext::new()
+        .with_config(source.session.config()?)
+        .with_csv_options(csv_options(source)?);
     for dir in &source.data {
         ctx.register_dir(dir)?;
     }
@@ -288,6 +305,35 @@ fn context(source: &Source) -> Result<SqlContext> {
         ctx.register_file(name, path)?;
     }
     Ok(ctx)
+}
+
+/// One byte of a CSV option (`tab` and `\t` name the tab).
+fn csv_char(flag: &str, value: &str) -> Result<u8> {
+    match value {
+        "tab" | "\\t" | "\t" => Ok(b'\t'),
+        v if v.len() == 1 => Ok(v.as_bytes()[0]),
+        v => Err(SlothError::Config(format!(
+            "--{flag} takes one ASCII character, got '{v}'"
+        ))),
+    }
+}
+
+fn csv_options(source: &Source) -> Result<sloth::io::CsvOptions> {
+    let mut options = sloth::io::CsvOptions {
+        has_header: !source.csv_no_header,
+        null_value: source.csv_null.clone(),
+        ..Default::default()
+    };
+    if let Some(d) = &source.csv_delimiter {
+        options.delimiter = csv_char("csv-delimiter", d)?;
+    }
+    if let Some(q) = &source.csv_quote {
+        options.quote = csv_char("csv-quote", q)?;
+    }
+    if let Some(e) = &source.csv_escape {
+        options.escape = Some(csv_char("csv-escape", e)?);
+    }
+    Ok(options)
 }
 
 fn query_text(source: &Source) -> Result<Option<String>> {
