@@ -1697,3 +1697,38 @@ fn show_tables_describe_and_suggestions() {
         ],
     );
 }
+
+/// Null-safe comparisons, IS UNKNOWN, and IN lists with expressions keep
+/// SQL's three values.
+#[test]
+fn null_safe_comparisons_and_in_lists_of_expressions() {
+    let c = ctx(OptimizerOptions::default());
+    let row = |sql: &str| {
+        c.sql(sql)
+            .unwrap()
+            .collect()
+            .unwrap()
+            .to_sorted_csv()
+            .unwrap()
+    };
+    assert_eq!(
+        row(
+            "select null is not distinct from null as a, 1 is distinct from null as b, \
+             1 is not distinct from 2 as c, (1 = null) is unknown as d"
+        ),
+        "a,b,c,d\ntrue,true,false,true\n"
+    );
+    assert_eq!(
+        row(
+            "select 2 in (1, 1 + 1) as a, 3 not in (1, 1 + 1) as b, null in (1, 1 + 0) as c, \
+             5 in (1, null + 0) as d"
+        ),
+        "a,b,c,d\ntrue,true,,\n"
+    );
+    let by_column = row(
+        "select count(*) as n from nation where n_regionkey in (n_nationkey - 1, 0 + n_nationkey)",
+    );
+    let spelled_out = row("select count(*) as n from nation \
+         where n_regionkey = n_nationkey - 1 or n_regionkey = n_nationkey");
+    assert_eq!(by_column, spelled_out);
+}

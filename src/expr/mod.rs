@@ -278,6 +278,20 @@ math_funcs! {
     Acos => "acos", f64::acos;
     /// Arc tangent.
     Atan => "atan", f64::atan;
+    /// Cotangent.
+    Cot => "cot", |x: f64| 1.0 / x.tan();
+    /// Hyperbolic sine.
+    Sinh => "sinh", f64::sinh;
+    /// Hyperbolic cosine.
+    Cosh => "cosh", f64::cosh;
+    /// Hyperbolic tangent.
+    Tanh => "tanh", f64::tanh;
+    /// Inverse hyperbolic sine.
+    Asinh => "asinh", f64::asinh;
+    /// Inverse hyperbolic cosine.
+    Acosh => "acosh", f64::acosh;
+    /// Inverse hyperbolic tangent.
+    Atanh => "atanh", f64::atanh;
     /// Radians to degrees.
     Degrees => "degrees", f64::to_degrees;
     /// Degrees to radians.

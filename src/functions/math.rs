@@ -12,7 +12,7 @@ use arrow::array::AsArray;
 use arrow::array::{ArrayRef, Float64Array, Int64Array, Scalar};
 use arrow::compute::cast;
 use arrow::compute::kernels::{cmp, numeric, zip::zip};
-use arrow::datatypes::{DataType, Float64Type};
+use arrow::datatypes::{DataType, Float64Type, Int64Type};
 
 use super::{aligned, on_first};
 use crate::error::{Result, SlothError};
@@ -27,6 +27,7 @@ pub(super) fn functions() -> Vec<ScalarFunc> {
     let floats = MathFunc::ALL.iter().map(|m| ScalarFunc::new(m));
     floats
         .chain([POWER, ABS, ROUND, FLOOR, CEIL, TRUNC, SIGN])
+        .chain([ATAN2, GCD, LCM, ISNAN])
         .collect()
 }
 
@@ -73,6 +74,147 @@ impl ScalarFunction for MathFunc {
     }
     fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
         on_first(args, |a| Ok(math::math(a, *self)))
+    }
+}
+
+/// `atan2(y, x)`: the angle of the point (x, y), as floats.
+pub const ATAN2: ScalarFunc = ScalarFunc::new(&FloatPair {
+    name: "atan2",
+    sql_names: &["atan2"],
+    apply: f64::atan2,
+});
+/// Greatest common divisor of two integers (always non-negative).
+pub const GCD: ScalarFunc = ScalarFunc::new(&IntPair {
+    name: "gcd",
+    sql_names: &["gcd"],
+    apply: gcd,
+});
+/// Least common multiple of two integers (0 when either is 0).
+pub const LCM: ScalarFunc = ScalarFunc::new(&IntPair {
+    name: "lcm",
+    sql_names: &["lcm"],
+    apply: lcm,
+});
+/// Whether a float is NaN.
+pub const ISNAN: ScalarFunc = ScalarFunc::new(&IsNan);
+
+/// A float function of two floats.
+#[derive(Debug)]
+struct FloatPair {
+    name: &'static str,
+    sql_names: &'static [&'static str],
+    apply: fn(f64, f64) -> f64,
+}
+
+impl ScalarFunction for FloatPair {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        self.sql_names
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity(self.name, args.len(), 2, 2)?;
+        for a in args {
+            need_number(self.name, a.data_type)?;
+        }
+        Ok(Signature::all_cast(2, DataType::Float64, DataType::Float64))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, rows: usize) -> Result<ColumnarValue> {
+        let (arrays, constant) = aligned(args, rows)?;
+        let out: Float64Array = arrow::compute::binary(
+            arrays[0].as_primitive::<Float64Type>(),
+            arrays[1].as_primitive::<Float64Type>(),
+            self.apply,
+        )?;
+        Ok(ColumnarValue::wrap(Arc::new(out), constant))
+    }
+}
+
+/// An integer function of two integers; `None` is an overflow.
+#[derive(Debug)]
+struct IntPair {
+    name: &'static str,
+    sql_names: &'static [&'static str],
+    apply: fn(i64, i64) -> Option<i64>,
+}
+
+impl ScalarFunction for IntPair {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        self.sql_names
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity(self.name, args.len(), 2, 2)?;
+        for a in args {
+            if !a.data_type.is_integer() && *a.data_type != DataType::Null {
+                return Err(SlothError::types(format!(
+                    "{}() needs integers, got {}",
+                    self.name, a.data_type
+                )));
+            }
+        }
+        Ok(Signature::all_cast(2, DataType::Int64, DataType::Int64))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, rows: usize) -> Result<ColumnarValue> {
+        let (arrays, constant) = aligned(args, rows)?;
+        let (a, b) = (
+            arrays[0].as_primitive::<Int64Type>(),
+            arrays[1].as_primitive::<Int64Type>(),
+        );
+        let out: Int64Array = arrow::compute::try_binary(a, b, |x, y| {
+            (self.apply)(x, y).ok_or_else(|| {
+                arrow::error::ArrowError::ComputeError(format!(
+                    "{}({x}, {y}) overflows Int64",
+                    self.name
+                ))
+            })
+        })?;
+        Ok(ColumnarValue::wrap(Arc::new(out), constant))
+    }
+}
+
+fn gcd(a: i64, b: i64) -> Option<i64> {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).ok()
+}
+
+fn lcm(a: i64, b: i64) -> Option<i64> {
+    if a == 0 || b == 0 {
+        return Some(0);
+    }
+    (a / gcd(a, b)?).checked_mul(b).map(i64::abs)
+}
+
+#[derive(Debug)]
+struct IsNan;
+
+impl ScalarFunction for IsNan {
+    fn name(&self) -> &'static str {
+        "isnan"
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        &["isnan"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity("isnan", args.len(), 1, 1)?;
+        need_number("isnan", args[0].data_type)?;
+        Ok(Signature::all_cast(1, DataType::Float64, DataType::Boolean))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
+        on_first(args, |a| {
+            let nan: arrow::array::BooleanArray = a
+                .as_primitive::<Float64Type>()
+                .iter()
+                .map(|v| v.map(f64::is_nan))
+                .collect();
+            Ok(Arc::new(nan) as ArrayRef)
+        })
     }
 }
 
@@ -260,6 +402,32 @@ mod tests {
     use crate::expr::col;
     use crate::functions::test_util::{eval, try_eval};
     use arrow::array::{Array, Decimal128Array, Int32Array};
+
+    #[test]
+    fn pairs_of_numbers() {
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(12), Some(-4), None, Some(0)]));
+        let b: ArrayRef = Arc::new(Int64Array::from(vec![Some(18), Some(6), Some(1), Some(5)]));
+        let cols = [("a", a), ("b", b)];
+        let ints = |f| {
+            let out = eval(Expr::Function(f, vec![col("a"), col("b")]), &cols);
+            out.as_primitive::<Int64Type>().iter().collect::<Vec<_>>()
+        };
+        assert_eq!(ints(GCD), vec![Some(6), Some(2), None, Some(5)]);
+        assert_eq!(ints(LCM), vec![Some(36), Some(12), None, Some(0)]);
+        let overflow = try_eval(
+            Expr::Function(LCM, vec![lit(i64::MAX), lit(i64::MAX - 1)]),
+            &cols,
+        );
+        assert!(
+            overflow
+                .unwrap_err()
+                .to_string()
+                .contains("overflows Int64")
+        );
+        let angle = eval(Expr::Function(ATAN2, vec![lit(1.0), lit(1.0)]), &cols);
+        let angle = angle.as_primitive::<Float64Type>().value(0);
+        assert!((angle - std::f64::consts::FRAC_PI_4).abs() < 1e-12);
+    }
 
     #[test]
     fn each_float_function_is_registered_under_its_sql_name() {

@@ -177,6 +177,11 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
         ast::Expr::IsFalse(e) => coalesce(c(e)?, true).not(),
         ast::Expr::IsNotFalse(e) => coalesce(c(e)?, true),
         ast::Expr::IsNotNull(e) => c(e)?.is_not_null(),
+        ast::Expr::IsUnknown(e) => c(e)?.is_null(),
+        ast::Expr::IsNotUnknown(e) => c(e)?.is_not_null(),
+        // Null-safe equality: two nulls are not distinct, one null is.
+        ast::Expr::IsNotDistinctFrom(a, b) => not_distinct(c(a)?, c(b)?),
+        ast::Expr::IsDistinctFrom(a, b) => not_distinct(c(a)?, c(b)?).not(),
         ast::Expr::Between {
             expr,
             negated,
@@ -191,11 +196,21 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             target: ast::InTarget::List(list),
             negated,
             ..
-        } => Expr::InList {
-            expr: Box::new(c(expr)?),
-            list: list.iter().map(c).collect::<Result<_>>()?,
-            negated: *negated,
-        },
+        } => {
+            let (expr, list) = (c(expr)?, list.iter().map(c).collect::<Result<Vec<_>>>()?);
+            if list.iter().all(|e| matches!(e, Expr::Literal(_))) {
+                Expr::InList {
+                    expr: Box::new(expr),
+                    list,
+                    negated: *negated,
+                }
+            } else {
+                // `x IN (a, b + 1)` is `x = a OR x = b + 1`, nulls and all.
+                let any = Expr::disjunction(list.into_iter().map(|e| expr.clone().eq(e)))
+                    .ok_or_else(|| SlothError::SqlSyntax("IN () needs an item".into()))?;
+                if *negated { any.not() } else { any }
+            }
+        }
         ast::Expr::Like {
             negated,
             expr,
@@ -818,6 +833,12 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         None => Ok(call),
         Some(cond) => filter_aggregate(call, convert(cond, r)?, f),
     }
+}
+
+/// `a IS NOT DISTINCT FROM b`: equal, or both null (never null itself).
+fn not_distinct(a: Expr, b: Expr) -> Expr {
+    let both_null = a.clone().is_null().and(b.clone().is_null());
+    Expr::Function(functions::COALESCE, vec![a.eq(b), both_null])
 }
 
 /// A LIKE pattern with `ESCAPE 'x'` rewritten to the backslash escapes
