@@ -30,6 +30,7 @@ mod conditional;
 mod datetime;
 mod math;
 mod pattern;
+mod regex;
 mod string;
 
 use std::collections::HashMap;
@@ -58,6 +59,7 @@ pub fn all() -> Vec<ScalarFunc> {
         datetime::functions(),
         math::functions(),
         conditional::functions(),
+        regex::functions(),
     ]
     .concat()
 }
