@@ -21,7 +21,7 @@
 //!             Scan t
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{ApplyOrder, OptimizerRule};
@@ -59,10 +59,16 @@ fn names(plan: &LogicalPlan) -> Result<Vec<String>> {
 /// Drops repeated conjuncts. Implied predicates (see
 /// [`implied_by_branches`]) are derived again on every pass while their
 /// source stays above the join; this keeps the plan at a fixed point.
+/// `preds` without repeats, in order. Candidates are bucketed by their
+/// text and compared exactly within a bucket, so a generated WHERE with
+/// thousands of conjuncts costs linear time, not quadratic.
 fn dedup(preds: Vec<Expr>) -> Vec<Expr> {
+    let mut seen: HashMap<String, Vec<usize>> = HashMap::new();
     let mut out: Vec<Expr> = Vec::with_capacity(preds.len());
     for p in preds {
-        if !out.contains(&p) {
+        let same_text = seen.entry(p.to_string()).or_default();
+        if !same_text.iter().any(|&i| out[i] == p) {
+            same_text.push(out.len());
             out.push(p);
         }
     }

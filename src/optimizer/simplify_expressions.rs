@@ -207,6 +207,13 @@ fn contradictory(predicate: &Expr) -> bool {
             _ => false,
         }
     };
+    // The check compares every pair: past this many bounds (generated
+    // predicates) it is skipped, which only forgoes the shortcut; the
+    // filter itself still runs.
+    const MAX_BOUNDS: usize = 64;
+    if bounds.len() > MAX_BOUNDS {
+        return false;
+    }
     // Constants of another type than the column's would be cast at run
     // time; `compare` only orders identical kinds, so mixed ones never match.
     bounds.iter().enumerate().any(|(i, (c1, o1, v1))| {
