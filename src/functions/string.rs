@@ -1,6 +1,7 @@
 //! String functions: `substr`, `length`, `upper`, `lower`, the trims,
 //! `replace`, `strpos`, `left`, `right`, `lpad`, `rpad`, `split_part`,
-//! `reverse`, `repeat`, `initcap`, and `concat` (SQL's `||`).
+//! `reverse`, `repeat`, `initcap`, `translate`, `octet_length`, and
+//! `concat` (SQL's `||`).
 //!
 //! Lengths and positions count characters. Arguments after the string are
 //! constants (read once per batch); a null one makes every row null.
@@ -19,8 +20,26 @@ use crate::kernels::strings;
 
 pub(super) fn functions() -> Vec<ScalarFunc> {
     vec![
-        SUBSTR, LENGTH, UPPER, LOWER, TRIM, LTRIM, RTRIM, REPLACE, STRPOS, LEFT, RIGHT, LPAD, RPAD,
-        SPLIT_PART, REVERSE, REPEAT, CONCAT, INITCAP,
+        SUBSTR,
+        LENGTH,
+        UPPER,
+        LOWER,
+        TRIM,
+        LTRIM,
+        RTRIM,
+        REPLACE,
+        STRPOS,
+        LEFT,
+        RIGHT,
+        LPAD,
+        RPAD,
+        SPLIT_PART,
+        REVERSE,
+        REPEAT,
+        CONCAT,
+        INITCAP,
+        TRANSLATE,
+        OCTET_LENGTH,
     ]
 }
 
@@ -64,6 +83,16 @@ pub const REVERSE: ScalarFunc = ScalarFunc::new(&MapText {
     sql_names: &["reverse"],
     map: |s, buf| buf.extend(s.chars().rev()),
 });
+/// `translate(s, from, to)`: each character of `from` replaced by the
+/// character at its position in `to`, or removed where `to` is shorter.
+pub const TRANSLATE: ScalarFunc = ScalarFunc::new(&WithConstants {
+    name: "translate",
+    sql_names: &["translate"],
+    op: TextOp::Translate,
+});
+/// The length in bytes of the UTF-8 text.
+pub const OCTET_LENGTH: ScalarFunc = ScalarFunc::new(&OctetLength);
+
 /// Each word's first letter in upper case, the rest in lower case
 /// (PostgreSQL's `initcap`: words are runs of letters and digits).
 pub const INITCAP: ScalarFunc = ScalarFunc::new(&MapText {
@@ -208,6 +237,35 @@ impl ScalarFunction for Substr {
 }
 
 #[derive(Debug)]
+struct OctetLength;
+
+impl ScalarFunction for OctetLength {
+    fn name(&self) -> &'static str {
+        "octet_length"
+    }
+    fn sql_names(&self) -> &'static [&'static str] {
+        &["octet_length"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity("octet_length", args.len(), 1, 1)?;
+        need_string("octet_length", args[0].data_type)?;
+        Ok(Signature::all_cast(1, DataType::Utf8, DataType::Int64))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
+        on_first(args, |a| {
+            let lengths = arrow::compute::kernels::length::length(a)?;
+            Ok(arrow::compute::cast(&lengths, &DataType::Int64)?)
+        })
+    }
+    fn invoke_row(&self, args: &[Value]) -> Option<Result<Value>> {
+        Some(Ok(match text(&args[0]) {
+            Some(s) => Value::Int(s.len() as i64),
+            None => Value::Null,
+        }))
+    }
+}
+
+#[derive(Debug)]
 struct Length;
 
 impl ScalarFunction for Length {
@@ -317,6 +375,7 @@ enum TextOp {
     Rpad,
     SplitPart,
     Repeat,
+    Translate,
 }
 
 /// A function of a string and constants.
@@ -361,6 +420,18 @@ impl WithConstants {
                     buf.push_str(strings::split_part(s, &delimiter, n))
                 })
             }
+            TextOp::Translate => {
+                let (from, to): (Vec<char>, Vec<char>) =
+                    (text(0)?.chars().collect(), text(1)?.chars().collect());
+                strings::map_str(a, |s, buf| {
+                    for c in s.chars() {
+                        match from.iter().position(|f| *f == c) {
+                            Some(i) => buf.extend(to.get(i)),
+                            None => buf.push(c),
+                        }
+                    }
+                })
+            }
             TextOp::Repeat => {
                 let n = int(0)?.max(0) as usize;
                 strings::map_str(a, |s, buf| {
@@ -384,7 +455,7 @@ impl ScalarFunction for WithConstants {
         let (min, max, output) = match self.op {
             TextOp::StrPos => (2, 2, DataType::Int64),
             TextOp::Lpad | TextOp::Rpad => (2, 3, DataType::Utf8),
-            TextOp::SplitPart => (3, 3, DataType::Utf8),
+            TextOp::SplitPart | TextOp::Translate => (3, 3, DataType::Utf8),
             TextOp::Left | TextOp::Right | TextOp::Repeat => (2, 2, DataType::Utf8),
         };
         check_arity(self.name, args.len(), min, max)?;
@@ -509,6 +580,19 @@ mod tests {
         assert_eq!(part, some(&["c", "c", "c"]));
         let null_fill = call(LPAD, vec![lit(4i64), lit(crate::expr::ScalarValue::Null)]);
         assert_eq!(null_fill, vec![None, None, None]);
+    }
+
+    #[test]
+    fn translate_maps_and_drops_characters_and_octet_length_counts_bytes() {
+        let s = [("s", strings(&[Some("héllo"), None]))];
+        let out = eval(
+            Expr::Function(TRANSLATE, vec![col("s"), lit("hél"), lit("HE")]),
+            &s,
+        );
+        assert_eq!(texts(&out), vec![Some("HEo".into()), None]);
+        let bytes = eval(Expr::Function(OCTET_LENGTH, vec![col("s")]), &s);
+        let bytes = arrow::compute::cast(&bytes, &DataType::Utf8).unwrap();
+        assert_eq!(texts(&bytes), vec![Some("6".into()), None]);
     }
 
     #[test]
