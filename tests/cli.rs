@@ -462,6 +462,18 @@ fn several_statements_run_in_order_and_output_format_follows_the_extension() {
     assert_eq!(&std::fs::read(&parquet).unwrap()[..4], b"PAR1");
 
     let out = sloth()
+        .args(["sql", "--format", "ndjson", "--data"])
+        .arg(dir.path())
+        .args(["-c", "select id from t where id < 3 order by id"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"id\":1}\n{\"id\":2}\n"
+    );
+
+    let out = sloth()
         .args(["sql", "--data"])
         .arg(dir.path())
         .args(["-c", "select 1; select 2", "--output"])

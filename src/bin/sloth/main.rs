@@ -91,7 +91,7 @@ enum Command {
         #[command(flatten)]
         source: Source,
         /// Output format (default: from the --output file's extension,
-        /// .parquet, .csv or .json; else a table).
+        /// .parquet, .csv, .json, .ndjson or .jsonl; else a table).
         #[arg(long, value_enum)]
         format: Option<Format>,
         /// Write the result to this file instead of stdout.
@@ -287,7 +287,10 @@ enum Api {
 enum Format {
     Table,
     Csv,
+    /// One JSON array of row objects.
     Json,
+    /// One JSON object per line (newline-delimited JSON).
+    Ndjson,
     Parquet,
 }
 
@@ -372,6 +375,17 @@ fn render(df: &DataFrame, format: Format) -> Result<String> {
             }
             String::from_utf8_lossy(&buf).into_owned()
         }
+        Format::Ndjson => {
+            let mut buf = Vec::new();
+            {
+                let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+                for b in df.batches() {
+                    w.write(b)?;
+                }
+                w.finish()?;
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        }
         Format::Json => {
             let mut buf = Vec::new();
             {
@@ -429,6 +443,9 @@ fn output_format(output: Option<&Path>) -> Format {
         Some(e) if e.eq_ignore_ascii_case("parquet") => Format::Parquet,
         Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
         Some(e) if e.eq_ignore_ascii_case("json") => Format::Json,
+        Some(e) if e.eq_ignore_ascii_case("ndjson") || e.eq_ignore_ascii_case("jsonl") => {
+            Format::Ndjson
+        }
         _ => Format::Table,
     }
 }

@@ -22,7 +22,7 @@ const HELP: &str = "\
 .tables               list tables
 .schema NAME          show a table's columns
 .timer on|off         time each statement
-.mode table|csv|json  output format
+.mode table|csv|json|ndjson  output format
 .set NAME VALUE       change a setting (also SET name = value;)
 .settings             show the settings (also SHOW ALL;)
 .read FILE            run the statements of a file
@@ -154,7 +154,7 @@ impl Shell {
             }
             (Some(".mode"), Some(m)) => match Format::from_str(m, true) {
                 Ok(Format::Parquet) | Err(_) => {
-                    self.fail(format!("unknown mode '{m}' (table, csv, json)"))
+                    self.fail(format!("unknown mode '{m}' (table, csv, json, ndjson)"))
                 }
                 Ok(f) => self.format = f,
             },
