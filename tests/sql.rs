@@ -42,6 +42,16 @@ fn assert_refused(c: &SqlContext, cases: &[(&str, &str)]) {
     }
 }
 
+/// The rows `sql` gives over `c`, sorted, as CSV.
+fn sorted_csv(c: &SqlContext, sql: &str) -> String {
+    c.sql(sql)
+        .unwrap()
+        .collect()
+        .unwrap()
+        .to_sorted_csv()
+        .unwrap()
+}
+
 fn query(name: &str) -> String {
     std::fs::read_to_string(format!(
         "{}/queries/tpch/{name}.sql",
@@ -1530,14 +1540,7 @@ fn subqueries_inside_aggregates_join_before_the_aggregation() {
 #[test]
 fn count_of_several_arguments_counts_rows_where_all_are_present() {
     let c = ctx(OptimizerOptions::default());
-    let run = |sql: &str| {
-        c.sql(sql)
-            .unwrap()
-            .collect()
-            .unwrap()
-            .to_sorted_csv()
-            .unwrap()
-    };
+    let run = |sql: &str| sorted_csv(&c, sql);
     let several = "select c_mktsegment, count(nullif(c_nationkey, 1), nullif(c_acctbal > 0, false)) \
                    as n from customer group by c_mktsegment";
     let by_case = "select c_mktsegment, count(case when c_nationkey <> 1 and c_acctbal > 0 then 1 end) \
@@ -1637,14 +1640,7 @@ fn join_without_a_condition_and_position_zero_are_refused() {
 #[test]
 fn long_operator_chains_plan_or_are_refused_cleanly() {
     let c = ctx(OptimizerOptions::default());
-    let count = |sql: String| {
-        c.sql(&sql)
-            .unwrap()
-            .collect()
-            .unwrap()
-            .to_sorted_csv()
-            .unwrap()
-    };
+    let count = |sql: String| sorted_csv(&c, &sql);
     let ors: Vec<String> = (0..20_000).map(|i| format!("n_nationkey = {i}")).collect();
     let sql = format!(
         "select count(*) as n from nation where {}",
@@ -1705,14 +1701,7 @@ fn show_tables_describe_and_suggestions() {
 #[test]
 fn null_safe_comparisons_and_in_lists_of_expressions() {
     let c = ctx(OptimizerOptions::default());
-    let row = |sql: &str| {
-        c.sql(sql)
-            .unwrap()
-            .collect()
-            .unwrap()
-            .to_sorted_csv()
-            .unwrap()
-    };
+    let row = |sql: &str| sorted_csv(&c, sql);
     assert_eq!(
         row(
             "select null is not distinct from null as a, 1 is distinct from null as b, \
