@@ -91,3 +91,39 @@ fn csv_options_read_files_without_headers_with_other_delimiters_and_null_strings
         "column_3\na;b\n"
     );
 }
+
+#[test]
+fn a_damaged_parquet_file_is_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.parquet");
+    let values: Vec<i64> = (0..50_000).map(|i| i * 7919 % 100_003).collect();
+    let batch = arrow::record_batch::RecordBatch::try_from_iter([(
+        "v",
+        std::sync::Arc::new(arrow::array::Int64Array::from(values)) as arrow::array::ArrayRef,
+    )])
+    .unwrap();
+    sloth::LazyFrame::from_batches(vec![batch])
+        .unwrap()
+        .sink_parquet(&path)
+        .unwrap();
+    // Garbage over the first page's header, the footer left whole (data
+    // bytes themselves carry no checksum here: damage there reads as other
+    // values, as in any engine).
+    let mut bytes = std::fs::read(&path).unwrap();
+    for b in &mut bytes[4..64] {
+        *b = 0xA5;
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let mut c = SqlContext::new();
+    c.register_file("t", &path).unwrap();
+    let err = c
+        .sql("select sum(v) from t")
+        .unwrap()
+        .collect()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("t.parquet', row group 0") && err.lines().count() == 1,
+        "{err}"
+    );
+}

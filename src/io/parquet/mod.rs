@@ -180,6 +180,8 @@ pub(super) fn int_range(path: &Path, column: &str) -> Option<(i64, i64)> {
 
 /// One row group to read, with the file's metadata already parsed.
 pub struct RowGroupUnit {
+    /// The file, for errors.
+    path: Arc<Path>,
     /// The whole file (a mapping shared by every unit of the file).
     bytes: Bytes,
     metadata: ArrowReaderMetadata,
@@ -230,6 +232,22 @@ impl RowGroupUnit {
         select: bool,
         codes: &[usize],
     ) -> Result<Vec<Selected>> {
+        // A damaged file's error (or a panic in the decoder it trips) names
+        // the file and row group.
+        SlothError::catching_panics(|| self.decode(filter, select, codes)).map_err(|e| {
+            let why = match e {
+                SlothError::Data(why) => why,
+                other => other.to_string(),
+            };
+            SlothError::Data(format!(
+                "Parquet file '{}', row group {}: {why}",
+                self.path.display(),
+                self.row_group
+            ))
+        })
+    }
+
+    fn decode(&self, filter: &ScanFilter, select: bool, codes: &[usize]) -> Result<Vec<Selected>> {
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
             self.bytes.clone(),
             self.metadata.clone(),
@@ -612,6 +630,7 @@ pub(super) fn units(
     let keep = row_group_may_match(filters, &projected_schema, &file_schema, &pq)?;
     let mut units = Vec::new();
     let mut pruned = 0;
+    let file: Arc<Path> = Arc::from(path);
     for (rg, may_match) in keep.into_iter().enumerate() {
         let rows = pq.row_group(rg).num_rows() as usize;
         if !may_match {
@@ -632,6 +651,7 @@ pub(super) fn units(
             continue;
         }
         units.push(super::ScanUnit::ParquetRowGroup(RowGroupUnit {
+            path: file.clone(),
             bytes: bytes.clone(),
             metadata: metadata.clone(),
             row_group: rg,
