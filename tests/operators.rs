@@ -699,3 +699,41 @@ fn distinct_aggregates_ordered_picks_and_math_from_the_api() {
     assert_eq!(r[5], "-1.0|-1.0|-1|NaN|3600.0");
     assert_eq!(r[1], "null|null|null|null|400.0");
 }
+
+/// Integer sums never wrap: a sum past i64 is an error that says how to sum
+/// exactly; large values that cancel out still sum exactly; grouped and
+/// global sums, in several batches, alike.
+#[test]
+fn integer_sums_fail_on_overflow_instead_of_wrapping() {
+    use arrow::array::{ArrayRef, Int64Array, RecordBatch};
+    use std::sync::Arc;
+    let frame = |values: Vec<i64>| {
+        let batches = values
+            .chunks(2)
+            .map(|chunk| {
+                let k: ArrayRef = Arc::new(Int64Array::from(vec![1; chunk.len()]));
+                let v: ArrayRef = Arc::new(Int64Array::from(chunk.to_vec()));
+                RecordBatch::try_from_iter([("k", k), ("v", v)]).unwrap()
+            })
+            .collect();
+        LazyFrame::from_batches(batches).unwrap()
+    };
+    let big = 1i64 << 62;
+    for values in [vec![big, big, big], vec![i64::MAX, 1]] {
+        for grouped in [false, true] {
+            let lf = frame(values.clone());
+            let lf = if grouped {
+                lf.group_by([col("k")]).agg([col("v").sum()])
+            } else {
+                lf.agg([col("v").sum()])
+            };
+            let err = lf.collect().unwrap_err().to_string();
+            assert!(err.contains("sum() overflowed Int64"), "{values:?}: {err}");
+        }
+    }
+    let cancelling = frame(vec![i64::MAX, -i64::MAX, 5, i64::MIN + 1, i64::MAX])
+        .agg([col("v").sum().alias("s")])
+        .collect()
+        .unwrap();
+    assert_eq!(cancelling.to_sorted_csv().unwrap(), "s\n5\n");
+}

@@ -301,10 +301,21 @@ impl Accumulator for Count {
     any_impl!();
 }
 
+/// Integer sums switch to checked additions once the magnitudes added so
+/// far could reach this (about half of `i64::MAX`, a margin for the float
+/// estimate): below it no sum can have overflowed, so the fast wrapping
+/// loops are exact.
+const CHECKED_FROM: f64 = 4.0e18;
+
 struct Sum<T: ArrowPrimitiveType> {
     sums: Vec<T::Native>,
     seen: Vec<bool>,
     data_type: DataType,
+    /// An upper bound of |sum| over every group: the largest magnitude of
+    /// each batch times its rows, added up (integer sums only).
+    bound: f64,
+    /// Adds are checked: the bound passed [`CHECKED_FROM`].
+    checked: bool,
 }
 
 impl<T: ArrowPrimitiveType> Sum<T> {
@@ -313,6 +324,44 @@ impl<T: ArrowPrimitiveType> Sum<T> {
             sums: vec![],
             seen: vec![],
             data_type,
+            bound: 0.0,
+            checked: false,
+        }
+    }
+
+    /// Grows the bound by `rows` values of `values`; integer types only
+    /// (floats go to infinity, decimals have 128 bits for 38 digits).
+    fn note_magnitude(&mut self, values: &ArrayRef, rows: usize) {
+        let largest = match self.data_type {
+            DataType::Int64 => {
+                let a = values.as_primitive::<Int64Type>();
+                let (lo, hi) = (arrow::compute::min(a), arrow::compute::max(a));
+                lo.map_or(0.0, |v| v.unsigned_abs() as f64)
+                    .max(hi.map_or(0.0, |v| v.unsigned_abs() as f64))
+            }
+            DataType::UInt64 => {
+                let a = values.as_primitive::<UInt64Type>();
+                arrow::compute::max(a).map_or(0.0, |v| v as f64)
+            }
+            _ => return,
+        };
+        self.bound += largest * rows as f64;
+        self.checked |= self.bound >= CHECKED_FROM;
+    }
+
+    fn overflow(&self) -> SlothError {
+        SlothError::Data(format!(
+            "sum() overflowed {}; cast its argument to DECIMAL(38, 0) to sum it exactly",
+            self.data_type
+        ))
+    }
+
+    /// `a + b`, checked once the sums could overflow.
+    fn add(&self, a: T::Native, b: T::Native) -> Result<T::Native> {
+        if self.checked {
+            a.add_checked(b).map_err(|_| self.overflow())
+        } else {
+            Ok(a.add_wrapping(b))
         }
     }
 }
@@ -327,22 +376,23 @@ impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
     ) -> Result<()> {
         grow(&mut self.sums, n, T::Native::default());
         grow(&mut self.seen, n, false);
+        self.note_magnitude(&values[0], rows.len());
         let a = values[0].as_primitive::<T>();
         let v: &[T::Native] = a.values();
         match a.nulls().filter(|n| n.null_count() > 0) {
-            None => {
+            None if !self.checked => {
                 let zero = T::Native::default();
                 let add = |a: T::Native, b| a.add_wrapping(b);
                 let seen = self.seen.as_mut_slice();
                 let mark = |g: u32| seen[g as usize] = true;
                 scatter_add(&mut self.sums, (rows, groups), (zero, add), |r| v[r], mark);
             }
-            Some(nulls) => {
+            nulls => {
                 for (&r, &g) in rows.iter().zip(groups) {
-                    if nulls.is_valid(r as usize) {
-                        let s = &mut self.sums[g as usize];
-                        *s = s.add_wrapping(v[r as usize]);
-                        self.seen[g as usize] = true;
+                    if nulls.is_none_or(|n| n.is_valid(r as usize)) {
+                        let g = g as usize;
+                        self.sums[g] = self.add(self.sums[g], v[r as usize])?;
+                        self.seen[g] = true;
                     }
                 }
             }
@@ -360,10 +410,12 @@ impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
         let other = same::<Self>(other);
         grow(&mut self.sums, n, T::Native::default());
         grow(&mut self.seen, n, false);
+        self.bound += other.bound;
+        self.checked |= other.checked || self.bound >= CHECKED_FROM;
         for (&s, &d) in src.iter().zip(dst) {
             if other.seen.get(s as usize).copied().unwrap_or(false) {
                 let d = d as usize;
-                self.sums[d] = self.sums[d].add_wrapping(other.sums[s as usize]);
+                self.sums[d] = self.add(self.sums[d], other.sums[s as usize])?;
                 self.seen[d] = true;
             }
         }
