@@ -332,16 +332,16 @@ impl<T: ArrowPrimitiveType> Sum<T> {
     /// Grows the bound by `rows` values of `values`; integer types only
     /// (floats go to infinity, decimals have 128 bits for 38 digits).
     fn note_magnitude(&mut self, values: &ArrayRef, rows: usize) {
+        // One pass folding the largest magnitude (nulls' slots included:
+        // an upper bound is all it needs).
         let largest = match self.data_type {
             DataType::Int64 => {
-                let a = values.as_primitive::<Int64Type>();
-                let (lo, hi) = (arrow::compute::min(a), arrow::compute::max(a));
-                lo.map_or(0.0, |v| v.unsigned_abs() as f64)
-                    .max(hi.map_or(0.0, |v| v.unsigned_abs() as f64))
+                let v = values.as_primitive::<Int64Type>().values();
+                v.iter().fold(0u64, |m, x| m.max(x.unsigned_abs())) as f64
             }
             DataType::UInt64 => {
-                let a = values.as_primitive::<UInt64Type>();
-                arrow::compute::max(a).map_or(0.0, |v| v as f64)
+                let v = values.as_primitive::<UInt64Type>().values();
+                v.iter().fold(0u64, |m, x| m.max(*x)) as f64
             }
             _ => return,
         };
