@@ -1,4 +1,4 @@
-//! A session's settings: one [`SessionConfig`] that every front end writes
+//! The settings queries run under: one [`SessionConfig`] that every front end writes
 //! and every layer reads.
 //!
 //! The CLI's flags, the REPL's `SET name = value` and `.set name value`,
@@ -91,7 +91,7 @@ impl OptimizerOptions {
     }
 }
 
-/// The settings of a session: the SQL context, the frames it plans and the
+/// The settings queries run under: the SQL context, the frames it plans and the
 /// executor that runs them all read one of these.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionConfig {

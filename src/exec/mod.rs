@@ -52,7 +52,7 @@ pub struct ExecContext {
     /// default); off, every operator runs as a step of its own, so its time
     /// can be measured separately.
     pub fuse: bool,
-    /// The session's settings (the device operators run on).
+    /// The settings the query runs under (the device operators run on).
     pub config: SessionConfig,
     /// Count the bytes each operator outputs (`EXPLAIN ANALYZE`); off, its
     /// `bytes_out` and a scan's `bytes_in` stay 0. Counting walks every

@@ -216,7 +216,7 @@ impl SqlContext {
     }
 
     /// Runs a statement as [`SqlContext::execute`] does, and also the
-    /// statements that change or show the session's settings:
+    /// statements that change or show the context's settings:
     /// `SET name = value` (or `SET name TO value`), `SHOW name` and
     /// `SHOW ALL` (names: [`crate::config::SETTINGS`]).
     pub fn execute_mut(&mut self, sql: &str) -> Result<SqlOutput> {

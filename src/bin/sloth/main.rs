@@ -152,7 +152,7 @@ enum Command {
         #[arg(long)]
         serve: bool,
         #[command(flatten)]
-        session: SessionFlags,
+        settings: SessionFlags,
     },
     /// Generate datasets.
     #[command(subcommand)]
@@ -196,7 +196,7 @@ struct Source {
     #[arg(short = 'f', long = "file")]
     file: Option<PathBuf>,
     #[command(flatten)]
-    session: SessionFlags,
+    settings: SessionFlags,
 }
 
 /// The session's settings (`sloth::SessionConfig`): the flags override
@@ -296,7 +296,7 @@ enum Format {
 
 fn context(source: &Source) -> Result<SqlContext> {
     let mut ctx = SqlContext::new()
-        .with_config(source.session.config()?)
+        .with_config(source.settings.config()?)
         .with_csv_options(csv_options(source)?);
     for dir in &source.data {
         ctx.register_dir(dir)?;
@@ -748,13 +748,13 @@ fn run(cli: Cli) -> Result<()> {
             results,
             api,
             serve,
-            session,
+            settings,
         } => bench(
             &data,
             (&queries, api),
             (runs, serve),
             (json, results),
-            session.config()?,
+            settings.config()?,
         ),
         Command::Gen(g) => generate(g),
         Command::GpuSweep { max_rows } => sloth::queries::gpu_sweep::run(max_rows),

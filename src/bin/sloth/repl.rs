@@ -218,6 +218,6 @@ pub fn run(ctx: SqlContext, format: Format) -> Result<bool> {
     shell.statements(&buffer);
     let piped = matches!(lines, Lines::Piped(_));
     lines.close();
-    // At a terminal each error was shown as it came; the session ends well.
+    // At a terminal each error was shown as it came; the shell ends well.
     Ok(shell.failed == 0 || !piped)
 }
