@@ -116,12 +116,21 @@ impl Signature {
 
 /// A scalar function: one value out per row in.
 pub trait ScalarFunction: Send + Sync + 'static {
-    /// The name plans print; unique in the registry.
-    fn name(&self) -> &'static str;
+    /// The function's names: the first is the one plans print (unique in
+    /// the registry), and all are names SQL calls it by, unless
+    /// [`ScalarFunction::planner_only`].
+    fn names(&self) -> &'static [&'static str];
 
-    /// The names SQL calls it by; empty for a function only the planner
-    /// makes.
-    fn sql_names(&self) -> &'static [&'static str];
+    /// The name plans print.
+    fn name(&self) -> &'static str {
+        self.names()[0]
+    }
+
+    /// True for a function only the planner makes (`LIKE`'s, `||`'s), which
+    /// SQL cannot call by name.
+    fn planner_only(&self) -> bool {
+        false
+    }
 
     /// Checks the arguments and says what they are cast to and what the
     /// call returns; a one-line error names the function otherwise.

@@ -25,19 +25,14 @@ pub(super) fn functions() -> Vec<ScalarFunc> {
 
 /// The first non-null argument.
 pub const COALESCE: ScalarFunc = ScalarFunc::new(&Choose {
-    name: "coalesce",
     pick: Pick::FirstNonNull,
 });
 /// The largest non-null argument (null if all are).
 pub const GREATEST: ScalarFunc = ScalarFunc::new(&Choose {
-    name: "greatest",
     pick: Pick::Greatest,
 });
 /// The smallest non-null argument.
-pub const LEAST: ScalarFunc = ScalarFunc::new(&Choose {
-    name: "least",
-    pick: Pick::Least,
-});
+pub const LEAST: ScalarFunc = ScalarFunc::new(&Choose { pick: Pick::Least });
 /// `(rows, value)`: `value`, or an error where `rows` is above 1: the
 /// check that a scalar subquery gave at most one row (planned, never
 /// called from SQL).
@@ -53,15 +48,11 @@ enum Pick {
 /// One of several arguments of a common type.
 #[derive(Debug)]
 struct Choose {
-    name: &'static str,
     pick: Pick,
 }
 
 impl ScalarFunction for Choose {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         match self.pick {
             Pick::FirstNonNull => &["coalesce"],
             Pick::Greatest => &["greatest"],
@@ -72,7 +63,7 @@ impl ScalarFunction for Choose {
         if args.is_empty() {
             return Err(SlothError::plan(format!(
                 "{}() needs at least one argument",
-                self.name
+                self.name()
             )));
         }
         let mut t = DataType::Null;
@@ -80,7 +71,8 @@ impl ScalarFunction for Choose {
             t = common_type(&t, a.data_type).ok_or_else(|| {
                 SlothError::types(format!(
                     "{}() arguments have incompatible types {t} and {}",
-                    self.name, a.data_type
+                    self.name(),
+                    a.data_type
                 ))
             })?;
         }
@@ -121,11 +113,11 @@ impl ScalarFunction for Choose {
 struct ScalarSubqueryValue;
 
 impl ScalarFunction for ScalarSubqueryValue {
-    fn name(&self) -> &'static str {
-        "scalar_subquery_value"
+    fn names(&self) -> &'static [&'static str] {
+        &["scalar_subquery_value"]
     }
-    fn sql_names(&self) -> &'static [&'static str] {
-        &[]
+    fn planner_only(&self) -> bool {
+        true
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
         check_arity(self.name(), args.len(), 2, 2)?;

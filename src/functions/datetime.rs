@@ -27,38 +27,32 @@ pub(super) fn functions() -> Vec<ScalarFunc> {
 
 /// Year of a date or timestamp.
 pub const YEAR: ScalarFunc = ScalarFunc::new(&PartOf {
-    name: "year",
-    sql_names: &["year"],
+    names: &["year"],
     part: DatePart::Year,
 });
 /// Month (1–12).
 pub const MONTH: ScalarFunc = ScalarFunc::new(&PartOf {
-    name: "month",
-    sql_names: &["month"],
+    names: &["month"],
     part: DatePart::Month,
 });
 /// Day of month (1–31).
 pub const DAY: ScalarFunc = ScalarFunc::new(&PartOf {
-    name: "day",
-    sql_names: &["day"],
+    names: &["day"],
     part: DatePart::Day,
 });
 /// Quarter (1–4).
 pub const QUARTER: ScalarFunc = ScalarFunc::new(&PartOf {
-    name: "quarter",
-    sql_names: &["quarter"],
+    names: &["quarter"],
     part: DatePart::Quarter,
 });
 /// Day of week, Sunday 0 to Saturday 6 (PostgreSQL's `dow`).
 pub const DAY_OF_WEEK: ScalarFunc = ScalarFunc::new(&PartOf {
-    name: "dayofweek",
-    sql_names: &["dayofweek"],
+    names: &["dayofweek"],
     part: DatePart::DayOfWeekSunday0,
 });
 /// Day of year (1–366).
 pub const DAY_OF_YEAR: ScalarFunc = ScalarFunc::new(&PartOf {
-    name: "dayofyear",
-    sql_names: &["dayofyear"],
+    names: &["dayofyear"],
     part: DatePart::DayOfYear,
 });
 /// `date_trunc(unit, date)`: the first day of the date's year, quarter,
@@ -68,8 +62,7 @@ pub const DATE_TRUNC: ScalarFunc = ScalarFunc::new(&DateTrunc);
 /// One part of a date, as an integer.
 #[derive(Debug)]
 struct PartOf {
-    name: &'static str,
-    sql_names: &'static [&'static str],
+    names: &'static [&'static str],
     part: DatePart,
 }
 
@@ -87,21 +80,19 @@ impl PartOf {
 }
 
 impl ScalarFunction for PartOf {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
-        self.sql_names
+    fn names(&self) -> &'static [&'static str] {
+        self.names
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
-        check_arity(self.name, args.len(), 1, 1)?;
+        check_arity(self.name(), args.len(), 1, 1)?;
         if !matches!(
             args[0].data_type,
             DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
         ) {
             return Err(SlothError::types(format!(
                 "{}() needs a date or timestamp, got {}",
-                self.name, args[0].data_type
+                self.name(),
+                args[0].data_type
             )));
         }
         Ok(Signature::returning(1, DataType::Int32))
@@ -134,10 +125,7 @@ fn trunc_unit(unit: Option<&ArrayRef>) -> Result<TruncUnit> {
 struct DateTrunc;
 
 impl ScalarFunction for DateTrunc {
-    fn name(&self) -> &'static str {
-        "date_trunc"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["date_trunc"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {

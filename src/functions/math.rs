@@ -42,29 +42,26 @@ pub const ROUND: ScalarFunc = ScalarFunc::new(&Round);
 /// Largest integer not above (ints unchanged; decimals to scale 0).
 pub const FLOOR: ScalarFunc = ScalarFunc::new(&Integral {
     rounding: Rounding::Floor,
-    sql_names: &["floor"],
+    names: &["floor"],
 });
 /// Smallest integer not below.
 pub const CEIL: ScalarFunc = ScalarFunc::new(&Integral {
     rounding: Rounding::Ceil,
-    sql_names: &["ceil", "ceiling"],
+    names: &["ceil", "ceiling"],
 });
 /// Toward zero.
 pub const TRUNC: ScalarFunc = ScalarFunc::new(&Integral {
     rounding: Rounding::Trunc,
-    sql_names: &["trunc", "truncate"],
+    names: &["trunc", "truncate"],
 });
 /// -1, 0 or 1.
 pub const SIGN: ScalarFunc = ScalarFunc::new(&Integral {
     rounding: Rounding::Sign,
-    sql_names: &["sign"],
+    names: &["sign"],
 });
 
 impl ScalarFunction for MathFunc {
-    fn name(&self) -> &'static str {
-        MathFunc::name(*self)
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         MathFunc::sql_names(*self)
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -79,20 +76,17 @@ impl ScalarFunction for MathFunc {
 
 /// `atan2(y, x)`: the angle of the point (x, y), as floats.
 pub const ATAN2: ScalarFunc = ScalarFunc::new(&FloatPair {
-    name: "atan2",
-    sql_names: &["atan2"],
+    names: &["atan2"],
     apply: f64::atan2,
 });
 /// Greatest common divisor of two integers (always non-negative).
 pub const GCD: ScalarFunc = ScalarFunc::new(&IntPair {
-    name: "gcd",
-    sql_names: &["gcd"],
+    names: &["gcd"],
     apply: gcd,
 });
 /// Least common multiple of two integers (0 when either is 0).
 pub const LCM: ScalarFunc = ScalarFunc::new(&IntPair {
-    name: "lcm",
-    sql_names: &["lcm"],
+    names: &["lcm"],
     apply: lcm,
 });
 /// Whether a float is NaN.
@@ -101,22 +95,18 @@ pub const ISNAN: ScalarFunc = ScalarFunc::new(&IsNan);
 /// A float function of two floats.
 #[derive(Debug)]
 struct FloatPair {
-    name: &'static str,
-    sql_names: &'static [&'static str],
+    names: &'static [&'static str],
     apply: fn(f64, f64) -> f64,
 }
 
 impl ScalarFunction for FloatPair {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
-        self.sql_names
+    fn names(&self) -> &'static [&'static str] {
+        self.names
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
-        check_arity(self.name, args.len(), 2, 2)?;
+        check_arity(self.name(), args.len(), 2, 2)?;
         for a in args {
-            need_number(self.name, a.data_type)?;
+            need_number(self.name(), a.data_type)?;
         }
         Ok(Signature::all_cast(2, DataType::Float64, DataType::Float64))
     }
@@ -134,25 +124,22 @@ impl ScalarFunction for FloatPair {
 /// An integer function of two integers; `None` is an overflow.
 #[derive(Debug)]
 struct IntPair {
-    name: &'static str,
-    sql_names: &'static [&'static str],
+    names: &'static [&'static str],
     apply: fn(i64, i64) -> Option<i64>,
 }
 
 impl ScalarFunction for IntPair {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
-        self.sql_names
+    fn names(&self) -> &'static [&'static str] {
+        self.names
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
-        check_arity(self.name, args.len(), 2, 2)?;
+        check_arity(self.name(), args.len(), 2, 2)?;
         for a in args {
             if !a.data_type.is_integer() && *a.data_type != DataType::Null {
                 return Err(SlothError::types(format!(
                     "{}() needs integers, got {}",
-                    self.name, a.data_type
+                    self.name(),
+                    a.data_type
                 )));
             }
         }
@@ -168,7 +155,7 @@ impl ScalarFunction for IntPair {
             (self.apply)(x, y).ok_or_else(|| {
                 arrow::error::ArrowError::ComputeError(format!(
                     "{}({x}, {y}) overflows Int64",
-                    self.name
+                    self.name()
                 ))
             })
         })?;
@@ -195,10 +182,7 @@ fn lcm(a: i64, b: i64) -> Option<i64> {
 struct IsNan;
 
 impl ScalarFunction for IsNan {
-    fn name(&self) -> &'static str {
-        "isnan"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["isnan"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -222,10 +206,7 @@ impl ScalarFunction for IsNan {
 struct Power;
 
 impl ScalarFunction for Power {
-    fn name(&self) -> &'static str {
-        "power"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["power", "pow"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -248,10 +229,7 @@ impl ScalarFunction for Power {
 struct Abs;
 
 impl ScalarFunction for Abs {
-    fn name(&self) -> &'static str {
-        "abs"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["abs"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -286,10 +264,7 @@ impl ScalarFunction for Abs {
 struct Round;
 
 impl ScalarFunction for Round {
-    fn name(&self) -> &'static str {
-        "round"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["round"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -342,15 +317,12 @@ fn round(a: &ArrayRef, digits: i64, output: &DataType) -> Result<ArrayRef> {
 #[derive(Debug)]
 struct Integral {
     rounding: Rounding,
-    sql_names: &'static [&'static str],
+    names: &'static [&'static str],
 }
 
 impl ScalarFunction for Integral {
-    fn name(&self) -> &'static str {
-        self.rounding.name()
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
-        self.sql_names
+    fn names(&self) -> &'static [&'static str] {
+        self.names
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
         check_arity(self.name(), args.len(), 1, 1)?;

@@ -71,7 +71,8 @@ pub fn lookup(name: &str) -> Option<ScalarFunc> {
         .get_or_init(|| {
             all()
                 .into_iter()
-                .flat_map(|f| f.function().sql_names().iter().map(move |n| (*n, f)))
+                .filter(|f| !f.function().planner_only())
+                .flat_map(|f| f.function().names().iter().map(move |n| (*n, f)))
                 .collect()
         })
         .get(name)
@@ -148,7 +149,11 @@ mod tests {
         assert_eq!(names.len(), functions.len(), "two functions share a name");
         let mut sql_names = HashSet::new();
         for f in &functions {
-            for n in f.function().sql_names() {
+            if f.function().planner_only() {
+                assert_eq!(lookup(f.name()), None, "{} is not SQL's", f.name());
+                continue;
+            }
+            for n in f.function().names() {
                 assert!(sql_names.insert(*n), "SQL name '{n}' is taken twice");
                 assert_eq!(lookup(n), Some(*f));
             }

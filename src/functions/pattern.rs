@@ -31,39 +31,33 @@ enum Test {
 /// A two-argument string test: `test(s, pattern)`.
 #[derive(Debug)]
 pub struct Pattern {
-    name: &'static str,
-    sql_names: &'static [&'static str],
+    names: &'static [&'static str],
     test: Test,
 }
 
 /// `contains(s, pattern)`: substring test.
 pub const CONTAINS: ScalarFunc = ScalarFunc::new(&Pattern {
-    name: "contains",
-    sql_names: &["contains"],
+    names: &["contains"],
     test: Test::Contains,
 });
 /// `starts_with(s, prefix)`.
 pub const STARTS_WITH: ScalarFunc = ScalarFunc::new(&Pattern {
-    name: "starts_with",
-    sql_names: &["starts_with"],
+    names: &["starts_with"],
     test: Test::StartsWith,
 });
 /// `ends_with(s, suffix)`.
 pub const ENDS_WITH: ScalarFunc = ScalarFunc::new(&Pattern {
-    name: "ends_with",
-    sql_names: &["ends_with"],
+    names: &["ends_with"],
     test: Test::EndsWith,
 });
 /// `s LIKE pattern`.
 pub const LIKE: ScalarFunc = ScalarFunc::new(&Pattern {
-    name: "like",
-    sql_names: &[],
+    names: &["like"],
     test: Test::Like,
 });
 /// `s NOT LIKE pattern`.
 pub const NOT_LIKE: ScalarFunc = ScalarFunc::new(&Pattern {
-    name: "not_like",
-    sql_names: &[],
+    names: &["not_like"],
     test: Test::NotLike,
 });
 
@@ -72,18 +66,18 @@ pub(super) fn functions() -> Vec<ScalarFunc> {
 }
 
 impl ScalarFunction for Pattern {
-    fn name(&self) -> &'static str {
-        self.name
+    fn names(&self) -> &'static [&'static str] {
+        self.names
     }
-
-    fn sql_names(&self) -> &'static [&'static str] {
-        self.sql_names
+    // LIKE is SQL's operator, not a function it calls by name.
+    fn planner_only(&self) -> bool {
+        matches!(self.test, Test::Like | Test::NotLike)
     }
 
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
-        check_arity(self.name, args.len(), 2, 2)?;
-        need_string(self.name, args[0].data_type)?;
-        need_string(self.name, args[1].data_type)?;
+        check_arity(self.name(), args.len(), 2, 2)?;
+        need_string(self.name(), args[0].data_type)?;
+        need_string(self.name(), args[1].data_type)?;
         // Both operands in the subject's string type: arrow's kernels want
         // equal types.
         let t = match args[0].data_type {

@@ -59,10 +59,7 @@ fn check(name: &str, args: &[ArgType], min: usize, max: usize) -> Result<()> {
 struct RegexpMatches;
 
 impl ScalarFunction for RegexpMatches {
-    fn name(&self) -> &'static str {
-        "regexp_matches"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["regexp_matches", "regexp_like"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -99,10 +96,7 @@ impl ScalarFunction for RegexpMatches {
 struct RegexpReplace;
 
 impl ScalarFunction for RegexpReplace {
-    fn name(&self) -> &'static str {
-        "regexp_replace"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["regexp_replace"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {

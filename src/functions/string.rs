@@ -49,45 +49,38 @@ pub const SUBSTR: ScalarFunc = ScalarFunc::new(&Substr);
 pub const LENGTH: ScalarFunc = ScalarFunc::new(&Length);
 /// Upper case.
 pub const UPPER: ScalarFunc = ScalarFunc::new(&MapText {
-    name: "upper",
-    sql_names: &["upper"],
+    names: &["upper"],
     map: |s, buf| buf.push_str(&s.to_uppercase()),
 });
 /// Lower case.
 pub const LOWER: ScalarFunc = ScalarFunc::new(&MapText {
-    name: "lower",
-    sql_names: &["lower"],
+    names: &["lower"],
     map: |s, buf| buf.push_str(&s.to_lowercase()),
 });
 /// Leading and trailing spaces removed.
 pub const TRIM: ScalarFunc = ScalarFunc::new(&MapText {
-    name: "trim",
-    sql_names: &["trim", "btrim"],
+    names: &["trim", "btrim"],
     map: |s, buf| buf.push_str(s.trim_matches(' ')),
 });
 /// Leading spaces removed.
 pub const LTRIM: ScalarFunc = ScalarFunc::new(&MapText {
-    name: "ltrim",
-    sql_names: &["ltrim"],
+    names: &["ltrim"],
     map: |s, buf| buf.push_str(s.trim_start_matches(' ')),
 });
 /// Trailing spaces removed.
 pub const RTRIM: ScalarFunc = ScalarFunc::new(&MapText {
-    name: "rtrim",
-    sql_names: &["rtrim"],
+    names: &["rtrim"],
     map: |s, buf| buf.push_str(s.trim_end_matches(' ')),
 });
 /// The characters in reverse order.
 pub const REVERSE: ScalarFunc = ScalarFunc::new(&MapText {
-    name: "reverse",
-    sql_names: &["reverse"],
+    names: &["reverse"],
     map: |s, buf| buf.extend(s.chars().rev()),
 });
 /// `translate(s, from, to)`: each character of `from` replaced by the
 /// character at its position in `to`, or removed where `to` is shorter.
 pub const TRANSLATE: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "translate",
-    sql_names: &["translate"],
+    names: &["translate"],
     op: TextOp::Translate,
 });
 /// The length in bytes of the UTF-8 text.
@@ -96,8 +89,7 @@ pub const OCTET_LENGTH: ScalarFunc = ScalarFunc::new(&OctetLength);
 /// Each word's first letter in upper case, the rest in lower case
 /// (PostgreSQL's `initcap`: words are runs of letters and digits).
 pub const INITCAP: ScalarFunc = ScalarFunc::new(&MapText {
-    name: "initcap",
-    sql_names: &["initcap"],
+    names: &["initcap"],
     map: initcap,
 });
 
@@ -117,44 +109,37 @@ fn initcap(s: &str, buf: &mut String) {
 pub const REPLACE: ScalarFunc = ScalarFunc::new(&Replace);
 /// `strpos(s, sub)`: 1-based character position of `sub`, 0 if absent.
 pub const STRPOS: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "strpos",
-    sql_names: &["strpos", "instr"],
+    names: &["strpos", "instr"],
     op: TextOp::StrPos,
 });
 /// `left(s, n)`: the first n characters (all but the last -n if n < 0).
 pub const LEFT: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "left",
-    sql_names: &["left"],
+    names: &["left"],
     op: TextOp::Left,
 });
 /// `right(s, n)`: the last n characters (all but the first -n if n < 0).
 pub const RIGHT: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "right",
-    sql_names: &["right"],
+    names: &["right"],
     op: TextOp::Right,
 });
 /// `lpad(s, n [, fill])`: `s` padded on the left (or cut) to n characters.
 pub const LPAD: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "lpad",
-    sql_names: &["lpad"],
+    names: &["lpad"],
     op: TextOp::Lpad,
 });
 /// `rpad(s, n [, fill])`: padded on the right.
 pub const RPAD: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "rpad",
-    sql_names: &["rpad"],
+    names: &["rpad"],
     op: TextOp::Rpad,
 });
 /// `split_part(s, delimiter, n)`: the n-th field (from the end if n < 0).
 pub const SPLIT_PART: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "split_part",
-    sql_names: &["split_part"],
+    names: &["split_part"],
     op: TextOp::SplitPart,
 });
 /// `repeat(s, n)`: `s` n times.
 pub const REPEAT: ScalarFunc = ScalarFunc::new(&WithConstants {
-    name: "repeat",
-    sql_names: &["repeat"],
+    names: &["repeat"],
     op: TextOp::Repeat,
 });
 /// `a || b || ..`: the arguments as text, joined; null if any is null.
@@ -184,10 +169,7 @@ fn constants_after_first(name: &str, args: &[ArgType]) -> Result<()> {
 struct Substr;
 
 impl ScalarFunction for Substr {
-    fn name(&self) -> &'static str {
-        "substr"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["substr", "substring"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -240,10 +222,7 @@ impl ScalarFunction for Substr {
 struct OctetLength;
 
 impl ScalarFunction for OctetLength {
-    fn name(&self) -> &'static str {
-        "octet_length"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["octet_length"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -269,10 +248,7 @@ impl ScalarFunction for OctetLength {
 struct Length;
 
 impl ScalarFunction for Length {
-    fn name(&self) -> &'static str {
-        "length"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["length", "char_length", "len"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -294,21 +270,17 @@ impl ScalarFunction for Length {
 /// A function of one string that writes each value's result text.
 #[derive(Debug)]
 struct MapText {
-    name: &'static str,
-    sql_names: &'static [&'static str],
+    names: &'static [&'static str],
     map: fn(&str, &mut String),
 }
 
 impl ScalarFunction for MapText {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
-        self.sql_names
+    fn names(&self) -> &'static [&'static str] {
+        self.names
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
-        check_arity(self.name, args.len(), 1, 1)?;
-        need_string(self.name, args[0].data_type)?;
+        check_arity(self.name(), args.len(), 1, 1)?;
+        need_string(self.name(), args[0].data_type)?;
         Ok(Signature::returning(1, DataType::Utf8))
     }
     fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
@@ -330,10 +302,7 @@ impl ScalarFunction for MapText {
 struct Replace;
 
 impl ScalarFunction for Replace {
-    fn name(&self) -> &'static str {
-        "replace"
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
+    fn names(&self) -> &'static [&'static str] {
         &["replace"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
@@ -381,8 +350,7 @@ enum TextOp {
 /// A function of a string and constants.
 #[derive(Debug)]
 struct WithConstants {
-    name: &'static str,
-    sql_names: &'static [&'static str],
+    names: &'static [&'static str],
     op: TextOp,
 }
 
@@ -391,7 +359,7 @@ impl WithConstants {
         let text = |i: usize| -> Result<String> {
             constant_string(consts[i])
                 .flatten()
-                .ok_or_else(|| SlothError::types(format!("{}() needs text arguments", self.name)))
+                .ok_or_else(|| SlothError::types(format!("{}() needs text arguments", self.name())))
         };
         let int = |i: usize| constant_i64(consts[i]);
         match self.op {
@@ -445,11 +413,8 @@ impl WithConstants {
 }
 
 impl ScalarFunction for WithConstants {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn sql_names(&self) -> &'static [&'static str] {
-        self.sql_names
+    fn names(&self) -> &'static [&'static str] {
+        self.names
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
         let (min, max, output) = match self.op {
@@ -458,9 +423,9 @@ impl ScalarFunction for WithConstants {
             TextOp::SplitPart | TextOp::Translate => (3, 3, DataType::Utf8),
             TextOp::Left | TextOp::Right | TextOp::Repeat => (2, 2, DataType::Utf8),
         };
-        check_arity(self.name, args.len(), min, max)?;
-        need_string(self.name, args[0].data_type)?;
-        constants_after_first(self.name, args)?;
+        check_arity(self.name(), args.len(), min, max)?;
+        need_string(self.name(), args[0].data_type)?;
+        constants_after_first(self.name(), args)?;
         Ok(Signature::returning(args.len(), output))
     }
     fn invoke(&self, args: &[ColumnarValue], output: &DataType, _: usize) -> Result<ColumnarValue> {
@@ -476,11 +441,12 @@ impl ScalarFunction for WithConstants {
 struct Concat;
 
 impl ScalarFunction for Concat {
-    fn name(&self) -> &'static str {
-        "concat"
+    fn names(&self) -> &'static [&'static str] {
+        &["concat"]
     }
-    fn sql_names(&self) -> &'static [&'static str] {
-        &[]
+    // SQL's concat(..) reads a null as ''; it is planned over this.
+    fn planner_only(&self) -> bool {
+        true
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
         check_arity("concat", args.len(), 2, usize::MAX)?;
