@@ -228,15 +228,27 @@ impl SessionConfig {
 /// pages a thread touches are committed.
 pub const WORKER_STACK_BYTES: usize = 64 << 20;
 
+thread_local! {
+    /// Whether this thread was started by [`on_large_stack`].
+    static ON_LARGE_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Runs `work` on a thread with a [`WORKER_STACK_BYTES`] stack and waits
 /// for it: parsing and planning SQL recurse over its syntax tree, which a
-/// generated statement can make deep whatever stack its caller has.
-pub(crate) fn on_large_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+/// generated statement can make deep whatever stack its caller has. On
+/// such a thread already, `work` runs in place.
+pub fn on_large_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    if ON_LARGE_STACK.get() {
+        return work();
+    }
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("sloth-planner".into())
             .stack_size(WORKER_STACK_BYTES)
-            .spawn_scoped(scope, work)?;
+            .spawn_scoped(scope, || {
+                ON_LARGE_STACK.set(true);
+                work()
+            })?;
         handle
             .join()
             .unwrap_or_else(|payload| std::panic::resume_unwind(payload))

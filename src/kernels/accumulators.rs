@@ -332,6 +332,9 @@ impl<T: ArrowPrimitiveType> Sum<T> {
     /// Grows the bound by `rows` values of `values`; integer types only
     /// (floats go to infinity, decimals have 128 bits for 38 digits).
     fn note_magnitude(&mut self, values: &ArrayRef, rows: usize) {
+        if self.checked {
+            return;
+        }
         // One pass folding the largest magnitude (nulls' slots included:
         // an upper bound is all it needs).
         let largest = match self.data_type {

@@ -298,33 +298,29 @@ impl SqlContext {
     fn catalog_statement(&self, sql: &str) -> Result<Option<DataFrame>> {
         let text = sql.trim().trim_end_matches(';').trim();
         let (verb, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
-        let rest = rest.trim();
-        let rows: Vec<[String; 2]> =
-            if verb.eq_ignore_ascii_case("show") && rest.eq_ignore_ascii_case("tables") {
-                return Ok(Some(string_frame(
-                    &["name"],
-                    self.table_names().into_iter().map(|n| vec![n]).collect(),
-                )?));
-            } else if verb.eq_ignore_ascii_case("describe") || verb.eq_ignore_ascii_case("desc") {
-                let is_name = !rest.is_empty()
-                    && rest
-                        .chars()
-                        .all(|c| c.is_alphanumeric() || c == '_' || c == '"');
-                let schema = if is_name {
-                    self.table(rest.trim_matches('"'))?.schema()?
-                } else {
-                    self.sql(rest)?.schema()?
-                };
-                schema
-                    .fields()
-                    .iter()
-                    .map(|f| [f.name().clone(), f.data_type().to_string()])
-                    .collect()
-            } else {
-                return Ok(None);
-            };
-        let rows = rows.into_iter().map(Vec::from).collect();
-        Ok(Some(string_frame(&["column_name", "column_type"], rows)?))
+        let (verb, rest) = (verb.to_ascii_lowercase(), rest.trim());
+        if verb == "show" && rest.eq_ignore_ascii_case("tables") {
+            let rows = self.table_names().into_iter().map(|n| vec![n]).collect();
+            return string_frame(&["name"], rows).map(Some);
+        }
+        if verb != "describe" && verb != "desc" {
+            return Ok(None);
+        }
+        let is_name = !rest.is_empty()
+            && rest
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '"');
+        let schema = if is_name {
+            self.table(rest.trim_matches('"'))?.schema()?
+        } else {
+            self.sql(rest)?.schema()?
+        };
+        let rows = schema
+            .fields()
+            .iter()
+            .map(|f| vec![f.name().clone(), f.data_type().to_string()])
+            .collect();
+        string_frame(&["column_name", "column_type"], rows).map(Some)
     }
 
     fn plan_query(&self, q: &sqlparser::ast::Query) -> Result<LazyFrame> {

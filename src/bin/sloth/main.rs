@@ -778,17 +778,7 @@ fn main() -> ExitCode {
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(sloth::config::WORKER_STACK_BYTES)
         .build_global();
-    let work = std::thread::Builder::new()
-        .name("sloth-main".into())
-        .stack_size(sloth::config::WORKER_STACK_BYTES)
-        .spawn(move || SlothError::catching_panics(|| run(cli)));
-    let outcome = match work {
-        Ok(handle) => handle
-            .join()
-            .unwrap_or_else(|_| Err(SlothError::Internal("the query thread ended".into()))),
-        Err(e) => Err(SlothError::Io(e)),
-    };
-    match outcome {
+    match sloth::config::on_large_stack(|| SlothError::catching_panics(|| run(cli))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e}");
