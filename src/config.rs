@@ -15,10 +15,12 @@
 //! ```
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::error::{Result, SlothError};
+use crate::memory::{default_memory_limit, format_bytes, parse_bytes, system_memory};
 
 /// Where group-by and join operators run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,6 +103,12 @@ pub struct SessionConfig {
     pub optimizer: OptimizerOptions,
     /// Worker threads a query's operators run on; 0 is one per core.
     pub threads: usize,
+    /// Bytes a query's operators may hold at once; `None` is
+    /// [`default_memory_limit`] (80% of what the system gives this process).
+    pub memory_limit: Option<u64>,
+    /// Where operators spill what does not fit; `None` is the system's
+    /// temp directory.
+    pub temp_dir: Option<PathBuf>,
 }
 
 /// The names [`SessionConfig::set`] takes, each with what it sets.
@@ -115,6 +123,14 @@ pub const SETTINGS: &[(&str, &str)] = &[
         "disabled_rules",
         "optimizer rules switched off, comma-separated",
     ),
+    (
+        "memory_limit",
+        "memory a query may hold before it spills: 4GB, 512MiB, 50%; default 80% of the memory",
+    ),
+    (
+        "temp_dir",
+        "directory for spill files; default the system's temp directory",
+    ),
 ];
 
 impl SessionConfig {
@@ -123,8 +139,9 @@ impl SessionConfig {
         Self::default()
     }
 
-    /// The defaults overridden by any `SLOTH_DEVICE`, `SLOTH_THREADS`,
-    /// `SLOTH_OPTIMIZER` and `SLOTH_DISABLED_RULES` set in the environment.
+    /// The defaults overridden by any `SLOTH_<SETTING>` variable set in the
+    /// environment (`SLOTH_THREADS`, `SLOTH_MEMORY_LIMIT`, ...: one per
+    /// entry of [`SETTINGS`]).
     pub fn from_env() -> Result<Self> {
         let mut config = Self::default();
         for (name, _) in SETTINGS {
@@ -157,6 +174,28 @@ impl SessionConfig {
         self
     }
 
+    /// This config with a memory limit of `bytes` per query.
+    pub fn with_memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// This config spilling under `dir`.
+    pub fn with_temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp_dir = Some(dir.into());
+        self
+    }
+
+    /// The memory limit in bytes, the default resolved.
+    pub fn memory_limit_bytes(&self) -> u64 {
+        self.memory_limit.unwrap_or_else(default_memory_limit)
+    }
+
+    /// The directory spill files go under, the default resolved.
+    pub fn temp_dir_path(&self) -> PathBuf {
+        self.temp_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+
     /// Sets one setting by name from text, as `SET name = value` does.
     pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
         let value = value.trim().trim_matches('\'');
@@ -186,6 +225,29 @@ impl SessionConfig {
                     .map(String::from)
                     .collect()
             }
+            "memory_limit" => {
+                self.memory_limit = match value.to_ascii_lowercase().as_str() {
+                    "default" => None,
+                    _ => match parse_bytes(value, system_memory()) {
+                        Ok(0) => {
+                            return Err(SlothError::Config(
+                                "memory_limit must be more than 0 bytes".into(),
+                            ));
+                        }
+                        Ok(bytes) => Some(bytes),
+                        Err(SlothError::Config(why)) => {
+                            return Err(SlothError::Config(format!("memory_limit: {why}")));
+                        }
+                        Err(e) => return Err(e),
+                    },
+                }
+            }
+            "temp_dir" => {
+                self.temp_dir = match value {
+                    "" | "default" => None,
+                    dir => Some(PathBuf::from(dir)),
+                }
+            }
             _ => return Err(unknown_setting(name)),
         }
         Ok(())
@@ -198,6 +260,11 @@ impl SessionConfig {
             "threads" => self.threads.to_string(),
             "optimizer" => if self.optimizer.off { "off" } else { "on" }.to_string(),
             "disabled_rules" => self.optimizer.disabled.join(","),
+            "memory_limit" => match self.memory_limit_bytes() {
+                u64::MAX => "unlimited".to_string(),
+                bytes => format_bytes(bytes),
+            },
+            "temp_dir" => self.temp_dir_path().display().to_string(),
             _ => return Err(unknown_setting(name)),
         })
     }
@@ -298,6 +365,8 @@ mod tests {
             ("threads", "3"),
             ("optimizer", "off"),
             ("disabled_rules", "limit_pushdown,join_reorder"),
+            ("memory_limit", "4 GiB"),
+            ("temp_dir", "/tmp/spill"),
         ] {
             c.set(name, value).unwrap();
             assert_eq!(c.get(name).unwrap(), value, "{name}");
@@ -317,6 +386,12 @@ mod tests {
         assert!(c.set("threads", "many").is_err());
         assert!(c.set("device", "tpu").is_err());
         assert!(c.set("optimizer", "maybe").is_err());
+        let size = c.set("memory_limit", "4 gigs").unwrap_err().to_string();
+        assert!(
+            size.contains("memory_limit: '4 gigs' is not a size"),
+            "{size}"
+        );
+        assert!(c.set("memory_limit", "0").is_err());
         assert_eq!(c, SessionConfig::default(), "a failed set changes nothing");
     }
 

@@ -65,6 +65,10 @@ pub enum SlothError {
     /// A setting that does not exist or a value it does not take.
     #[error("invalid setting: {0}")]
     Config(String),
+    /// A query that needs more memory than its limit allows, where no
+    /// operator could spill the excess.
+    #[error("memory limit reached: {0}")]
+    MemoryLimit(String),
     /// Malformed input data (CSV that does not parse, a bad cast at run time).
     #[error("data error: {0}")]
     Data(String),

@@ -53,6 +53,8 @@ pub mod gpu;
 #[doc(hidden)]
 pub mod kernels;
 #[doc(hidden)]
+pub mod memory;
+#[doc(hidden)]
 pub mod optimizer;
 #[doc(hidden)]
 pub mod physical;

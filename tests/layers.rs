@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 /// Top-level modules from the bottom up: each may import those before it.
 const LAYERS: &[&str] = &[
     "error",
+    "memory",
     "config",
     "expr",
     "kernels",

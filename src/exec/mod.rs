@@ -16,6 +16,7 @@ use arrow::record_batch::RecordBatch;
 
 use crate::config::{Device, SessionConfig};
 use crate::error::Result;
+use crate::memory::{MemoryPool, SpillDir};
 use crate::physical::PhysicalPlan;
 
 /// What one operator did during a run.
@@ -68,19 +69,15 @@ pub struct ExecContext {
     /// Decompressed pages of columns that several scans read; replaced at
     /// the start of every execution too.
     pages: Mutex<std::sync::Arc<crate::io::SharedPages>>,
+    /// The memory budget operators reserve from (`config.memory_limit`).
+    pub memory: std::sync::Arc<MemoryPool>,
+    /// Where operators spill; emptied and removed when the context goes.
+    pub spill: SpillDir,
 }
 
 impl Default for ExecContext {
     fn default() -> Self {
-        ExecContext {
-            metrics: Mutex::new(Vec::new()),
-            fuse: true,
-            config: SessionConfig::default(),
-            count_bytes: false,
-            agg_split_groups: columnar::SPLIT_GROUPS,
-            shared: Default::default(),
-            pages: Default::default(),
-        }
+        Self::new(&SessionConfig::default())
     }
 }
 
@@ -92,9 +89,17 @@ impl ExecContext {
 
     /// A context that runs under `config`.
     pub fn new(config: &SessionConfig) -> Self {
+        let memory = MemoryPool::new(config.memory_limit_bytes());
         ExecContext {
+            metrics: Mutex::new(Vec::new()),
+            fuse: true,
             config: config.clone(),
-            ..Default::default()
+            count_bytes: false,
+            agg_split_groups: columnar::SPLIT_GROUPS,
+            shared: Default::default(),
+            pages: Default::default(),
+            spill: SpillDir::new(config.temp_dir_path(), memory.clone()),
+            memory,
         }
     }
 

@@ -20,7 +20,7 @@ pub use aggregate::{Aggregated, SPLIT_GROUPS, hash_aggregate};
 pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
-pub use sort::{slice, sort};
+pub use sort::{SortSpec, external_sort, slice, sort};
 pub use window::{WindowSpec, window};
 
 /// Runs one operator over its already computed inputs.
@@ -92,7 +92,16 @@ pub fn run_operator(
             keys,
             limit,
             input: child,
-        } => sort(input(), &child.schema(), keys, *limit),
+        } => sort(
+            input(),
+            SortSpec {
+                schema: &child.schema(),
+                keys,
+                limit: *limit,
+                reservation: ctx.memory.reservation("sort"),
+                spill: &ctx.spill,
+            },
+        ),
         PhysicalPlan::Slice { offset, len, .. } => Ok(slice(input(), *offset, *len)),
         PhysicalPlan::Window {
             input: child,

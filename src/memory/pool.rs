@@ -1,0 +1,202 @@
+//! The memory budget of one query, and the reservations operators hold
+//! against it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use super::size::format_bytes;
+use crate::error::{Result, SlothError};
+
+/// A query's memory budget: the sum of all live [`Reservation`]s never
+/// exceeds `limit`. Also counts what operators spilled, for `EXPLAIN
+/// ANALYZE`.
+#[derive(Debug)]
+pub struct MemoryPool {
+    limit: usize,
+    used: AtomicUsize,
+    peak: AtomicUsize,
+    spilled_bytes: AtomicU64,
+    spill_files: AtomicUsize,
+}
+
+impl MemoryPool {
+    /// A pool of `limit` bytes.
+    pub fn new(limit: u64) -> Arc<Self> {
+        Arc::new(MemoryPool {
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            spilled_bytes: AtomicU64::new(0),
+            spill_files: AtomicUsize::new(0),
+        })
+    }
+
+    /// A pool without a limit.
+    pub fn unbounded() -> Arc<Self> {
+        Self::new(u64::MAX)
+    }
+
+    /// The limit in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes reserved now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes ever reserved at once.
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Bytes written to spill files, and how many files.
+    pub fn spilled(&self) -> (u64, usize) {
+        (
+            self.spilled_bytes.load(Ordering::Relaxed),
+            self.spill_files.load(Ordering::Relaxed),
+        )
+    }
+
+    pub(super) fn count_spill(&self, bytes: u64) {
+        self.spilled_bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.spill_files.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An empty reservation for `consumer` (an operator's name, for errors).
+    pub fn reservation(self: &Arc<Self>, consumer: &'static str) -> Reservation {
+        Reservation {
+            pool: self.clone(),
+            size: 0,
+            consumer,
+        }
+    }
+
+    fn try_grow(&self, bytes: usize, consumer: &str) -> Result<()> {
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let new = used.saturating_add(bytes);
+            if new > self.limit {
+                return Err(SlothError::MemoryLimit(format!(
+                    "{consumer} needs {} more with {} of the {} limit in use; \
+                     raise it with --memory-limit or SET memory_limit",
+                    format_bytes(bytes as u64),
+                    format_bytes(used as u64),
+                    format_bytes(self.limit as u64),
+                )));
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, new, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.peak.fetch_max(new, Ordering::Relaxed);
+                    return Ok(());
+                }
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    fn shrink(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Bytes one operator holds against a [`MemoryPool`]; given back when
+/// dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    pool: Arc<MemoryPool>,
+    size: usize,
+    consumer: &'static str,
+}
+
+impl Reservation {
+    /// Bytes held.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The pool this reservation draws from.
+    pub fn pool(&self) -> &Arc<MemoryPool> {
+        &self.pool
+    }
+
+    /// Holds `bytes` more, or fails with [`SlothError::MemoryLimit`]
+    /// (holding what it held before).
+    pub fn try_grow(&mut self, bytes: usize) -> Result<()> {
+        self.pool.try_grow(bytes, self.consumer)?;
+        self.size += bytes;
+        Ok(())
+    }
+
+    /// Holds exactly `bytes`: grows (which may fail) or gives back.
+    pub fn try_resize(&mut self, bytes: usize) -> Result<()> {
+        if bytes > self.size {
+            self.try_grow(bytes - self.size)
+        } else {
+            self.pool.shrink(self.size - bytes);
+            self.size = bytes;
+            Ok(())
+        }
+    }
+
+    /// Gives everything back.
+    pub fn free(&mut self) {
+        self.pool.shrink(self.size);
+        self.size = 0;
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_stay_within_the_limit_and_give_back_on_drop() {
+        let pool = MemoryPool::new(1000);
+        let mut a = pool.reservation("sort");
+        a.try_grow(600).unwrap();
+        let mut b = pool.reservation("hash aggregate");
+        let e = b.try_grow(500).unwrap_err().to_string();
+        assert!(e.contains("hash aggregate needs 500 B more"), "{e}");
+        assert!(e.contains("600 B of the 1000 B limit"), "{e}");
+        assert_eq!(b.size(), 0);
+        a.try_resize(100).unwrap();
+        b.try_grow(500).unwrap();
+        assert_eq!(pool.used(), 600);
+        drop(a);
+        drop(b);
+        assert_eq!(pool.used(), 0);
+        assert_eq!(pool.peak(), 600);
+    }
+
+    #[test]
+    fn concurrent_reservations_never_overshoot() {
+        let pool = MemoryPool::new(10_000);
+        let granted = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    let mut r = pool.reservation("t");
+                    for _ in 0..1000 {
+                        if r.try_grow(7).is_ok() {
+                            granted.fetch_add(7, Ordering::Relaxed);
+                        }
+                    }
+                    std::mem::forget(r);
+                });
+            }
+        });
+        assert!(pool.used() <= 10_000);
+        assert_eq!(pool.used(), granted.load(Ordering::Relaxed));
+    }
+}

@@ -1,0 +1,310 @@
+//! Spill files: Arrow IPC streams, LZ4-compressed, in a directory of the
+//! query's own under the temp directory.
+//!
+//! The directory is made on the first spill and removed with everything
+//! in it when the [`SpillDir`] is dropped: on success, on error and on a
+//! panic. A process killed outright cannot clean up, so each new spill
+//! directory first removes those of sloth processes that no longer run.
+
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arrow::datatypes::SchemaRef;
+use arrow::ipc::CompressionType;
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow::record_batch::RecordBatch;
+
+use super::MemoryPool;
+use crate::error::{Result, SlothError};
+
+/// Prefix of spill directory names: `sloth-spill-<pid>-<n>`.
+const PREFIX: &str = "sloth-spill-";
+
+/// Where one query's spill files go.
+#[derive(Debug)]
+pub struct SpillDir {
+    root: PathBuf,
+    dir: Mutex<Option<PathBuf>>,
+    files: AtomicUsize,
+    pool: Arc<MemoryPool>,
+}
+
+impl SpillDir {
+    /// Spill files under `root` (made on the first spill), counted in `pool`.
+    pub fn new(root: PathBuf, pool: Arc<MemoryPool>) -> Self {
+        SpillDir {
+            root,
+            dir: Mutex::new(None),
+            files: AtomicUsize::new(0),
+            pool,
+        }
+    }
+
+    /// The directory spill files go to, made now if it does not exist yet.
+    fn dir(&self) -> Result<PathBuf> {
+        let mut dir = self.dir.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = &*dir {
+            return Ok(d.clone());
+        }
+        remove_orphans(&self.root);
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let made = self.root.join(format!(
+            "{PREFIX}{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::create_dir_all(&made).map_err(|e| {
+            SlothError::Config(format!(
+                "cannot spill to temp directory '{}': {e}; choose another with --temp-dir",
+                self.root.display()
+            ))
+        })?;
+        *dir = Some(made.clone());
+        Ok(made)
+    }
+
+    /// A new spill file for batches of `schema`.
+    pub fn writer(&self, schema: &SchemaRef) -> Result<SpillWriter> {
+        let n = self.files.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir()?.join(format!("{n}.arrows"));
+        let file = File::create(&path).map_err(|e| spill_error(&path, e))?;
+        let options =
+            IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?;
+        let writer = StreamWriter::try_new_with_options(
+            BufWriter::with_capacity(1 << 20, file),
+            schema,
+            options,
+        )?;
+        Ok(SpillWriter {
+            file: Some(SpillFile {
+                path,
+                rows: 0,
+                bytes: 0,
+            }),
+            writer: Some(writer),
+            pool: self.pool.clone(),
+        })
+    }
+
+    /// Writes `batches` to a new spill file.
+    pub fn spill(&self, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<SpillFile> {
+        let mut w = self.writer(schema)?;
+        for b in batches {
+            w.write(b)?;
+        }
+        w.finish()
+    }
+
+    /// The directory, if a spill made it.
+    pub fn path(&self) -> Option<PathBuf> {
+        self.dir.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for SpillDir {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Removes spill directories under `root` left by sloth processes that no
+/// longer run (killed before they could clean up). Only where `/proc`
+/// tells which processes run.
+fn remove_orphans(root: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn spill_error(path: &Path, e: impl std::fmt::Display) -> SlothError {
+    SlothError::Io(std::io::Error::other(format!(
+        "spilling to '{}': {e}",
+        path.display()
+    )))
+}
+
+/// A spill file being written.
+pub struct SpillWriter {
+    file: Option<SpillFile>,
+    writer: Option<StreamWriter<BufWriter<File>>>,
+    pool: Arc<MemoryPool>,
+}
+
+impl SpillWriter {
+    /// Appends one batch.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let (Some(file), Some(writer)) = (&mut self.file, &mut self.writer) else {
+            return Err(SlothError::Internal(
+                "spill file written after finish".into(),
+            ));
+        };
+        writer
+            .write(batch)
+            .map_err(|e| spill_error(&file.path, e))?;
+        file.rows += batch.num_rows();
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.file.as_ref().map_or(0, |f| f.rows)
+    }
+
+    /// Flushes the file and hands it over for reading.
+    pub fn finish(mut self) -> Result<SpillFile> {
+        let mut file = self.file.take().expect("finished once");
+        let mut writer = self.writer.take().expect("finished once");
+        writer.finish().map_err(|e| spill_error(&file.path, e))?;
+        let inner = writer
+            .into_inner()
+            .map_err(|e| spill_error(&file.path, e))?;
+        inner
+            .into_inner()
+            .map_err(|e| spill_error(&file.path, e.error()))?;
+        file.bytes = fs::metadata(&file.path).map_or(0, |m| m.len());
+        self.pool.count_spill(file.bytes);
+        Ok(file)
+    }
+}
+
+impl Drop for SpillWriter {
+    fn drop(&mut self) {
+        // Unfinished (an error on the way): the partial file goes.
+        if let Some(file) = &self.file {
+            let _ = fs::remove_file(&file.path);
+        }
+    }
+}
+
+/// A finished spill file; removed when dropped.
+#[derive(Debug)]
+pub struct SpillFile {
+    path: PathBuf,
+    rows: usize,
+    bytes: u64,
+}
+
+impl SpillFile {
+    /// Rows in the file.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Bytes on disk.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Its batches, read one at a time.
+    pub fn read(&self) -> Result<impl Iterator<Item = Result<RecordBatch>> + use<>> {
+        let file = File::open(&self.path).map_err(|e| spill_error(&self.path, e))?;
+        let reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)?;
+        Ok(reader.map(|b| b.map_err(SlothError::from)))
+    }
+
+    /// All of its batches.
+    pub fn read_all(&self) -> Result<Vec<RecordBatch>> {
+        self.read()?.collect()
+    }
+}
+
+impl Drop for SpillFile {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+
+    use super::*;
+
+    fn batch(n: i64) -> RecordBatch {
+        let a: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+        let s: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..n).map(|i| format!("v{i}")),
+        ));
+        RecordBatch::try_from_iter([("a", a), ("s", s)]).unwrap()
+    }
+
+    #[test]
+    fn spilled_batches_read_back_and_the_directory_goes_on_drop() {
+        let root = tempfile::tempdir().unwrap();
+        let pool = MemoryPool::unbounded();
+        let spill = SpillDir::new(root.path().to_path_buf(), pool.clone());
+        let b = batch(1000);
+        let file = spill
+            .spill(&b.schema(), &[b.clone(), b.slice(10, 5)])
+            .unwrap();
+        assert_eq!(file.rows(), 1005);
+        let back = file.read_all().unwrap();
+        assert_eq!(back[0], b);
+        assert_eq!(back[1], b.slice(10, 5));
+        assert_eq!(pool.spilled().1, 1);
+        let dir = spill.path().unwrap();
+        assert!(dir.exists());
+        drop(file);
+        drop(spill);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn an_unfinished_writer_leaves_no_file() {
+        let root = tempfile::tempdir().unwrap();
+        let spill = SpillDir::new(root.path().to_path_buf(), MemoryPool::unbounded());
+        let b = batch(10);
+        let mut w = spill.writer(&b.schema()).unwrap();
+        w.write(&b).unwrap();
+        drop(w);
+        let dir = spill.path().unwrap();
+        assert_eq!(fs::read_dir(dir).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn orphans_of_dead_processes_are_removed_and_unwritable_roots_are_errors() {
+        let root = tempfile::tempdir().unwrap();
+        // No process has a pid this large.
+        let orphan = root.path().join(format!("{PREFIX}4294967295-0"));
+        fs::create_dir_all(&orphan).unwrap();
+        let spill = SpillDir::new(root.path().to_path_buf(), MemoryPool::unbounded());
+        let b = batch(1);
+        spill.spill(&b.schema(), &[b.clone()]).unwrap();
+        if Path::new("/proc/self").exists() {
+            assert!(!orphan.exists());
+        }
+        let blocked = root.path().join("a-file");
+        fs::write(&blocked, "x").unwrap();
+        let spill = SpillDir::new(blocked.join("sub"), MemoryPool::unbounded());
+        let e = spill.spill(&b.schema(), &[b]).unwrap_err().to_string();
+        assert!(
+            e.contains("cannot spill to temp directory") && !e.contains('\n'),
+            "{e}"
+        );
+    }
+}
