@@ -233,15 +233,100 @@ pub fn execute(plan: &PhysicalPlan) -> Result<Vec<RecordBatch>> {
 
 /// Runs `plan`, recording metrics in `ctx`.
 pub fn execute_with(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<Vec<RecordBatch>> {
-    let mut next_id = 0;
+    within_execution(plan, ctx, || {
+        let mut next_id = 0;
+        run(plan, ctx, &mut next_id, 0).map(|(b, _)| b)
+    })
+}
+
+/// Runs `work` as one execution of `plan`: with its shared subplans and
+/// pages, which never outlive it.
+fn within_execution<T>(plan: &PhysicalPlan, ctx: &ExecContext, work: impl FnOnce() -> T) -> T {
     *ctx.shared.lock().expect("shared results lock") =
         std::sync::Arc::new(shared::SharedResults::for_plan(plan));
     *ctx.pages.lock().expect("shared pages lock") =
         std::sync::Arc::new(crate::io::SharedPages::new(plan.parquet_column_readers()));
-    let out = run(plan, ctx, &mut next_id, 0).map(|(b, _)| b);
-    // The pages never outlive the execution.
+    let out = work();
     *ctx.pages.lock().expect("shared pages lock") = Default::default();
     out
+}
+
+/// Runs `plan` and hands its output to `emit` batch by batch, in order.
+///
+/// A scan pipeline at the root streams: units are read a few at a time,
+/// so a filter-and-rewrite of any size holds only those units. A sort at
+/// the root over a scan pipeline sorts its input as it arrives, spilling
+/// runs past the memory limit, and merges into `emit`. Any other plan runs
+/// whole and is then handed over.
+pub fn execute_into(
+    plan: &PhysicalPlan,
+    ctx: &ExecContext,
+    emit: &mut dyn FnMut(RecordBatch) -> Result<()>,
+) -> Result<()> {
+    within_execution(plan, ctx, || {
+        let start = Instant::now();
+        let pages = ctx.pages();
+        if let Some(morsels) = columnar::MorselInput::stream(plan, Some(&pages))? {
+            morsels.for_each_ordered(emit)?;
+            let rows = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
+            record_streamed(plan, ctx, rows, start.elapsed());
+            return Ok(());
+        }
+        if let PhysicalPlan::Sort {
+            input, keys, limit, ..
+        } = plan
+            && let Some(morsels) = columnar::MorselInput::stream(input, Some(&pages))?
+        {
+            let (sender, batches) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(4);
+            let spec = columnar::SortSpec {
+                schema: &input.schema(),
+                keys,
+                limit: *limit,
+                reservation: ctx.memory.reservation("sort"),
+                spill: &ctx.spill,
+            };
+            // The reader runs beside the sort, handing batches over a
+            // bounded channel: the input is never held whole.
+            std::thread::scope(|scope| -> Result<()> {
+                let reader = scope.spawn(|| {
+                    let sent = ctx.config.install(|| {
+                        morsels.for_each_ordered(&mut |b| {
+                            sender.send(Ok(b)).map_err(|_| {
+                                crate::error::SlothError::Internal("sort input closed".into())
+                            })
+                        })
+                    });
+                    if let Err(e) = sent {
+                        let _ = sender.send(Err(e));
+                    }
+                    drop(sender);
+                });
+                let sorted = columnar::external_sort(batches.iter(), spec, emit);
+                drop(batches);
+                reader
+                    .join()
+                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+                sorted
+            })?;
+            let rows = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
+            record_streamed(plan, ctx, rows, start.elapsed());
+            return Ok(());
+        }
+        let mut next_id = 0;
+        for b in run(plan, ctx, &mut next_id, 0)?.0 {
+            emit(b)?;
+        }
+        Ok(())
+    })
+}
+
+/// Records the nodes of a plan that streamed into a sink.
+fn record_streamed(plan: &PhysicalPlan, ctx: &ExecContext, rows: usize, time: Duration) {
+    ctx.record(0, 0, plan, &[], time, "streamed into the output".into());
+    let mut next_id = 1;
+    for child in plan.children() {
+        record_fused(child, ctx, &mut next_id, 1, rows);
+    }
 }
 
 /// Runs a node, or reuses the output of an identical subplan that already

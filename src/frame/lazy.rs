@@ -11,7 +11,7 @@ use crate::error::{Result, SlothError};
 use crate::exec::{self, ExecContext, NodeMetrics};
 use crate::expr::{Expr, col};
 use crate::frame::DataFrame;
-use crate::io::{CsvOptions, ScanSource};
+use crate::io::{CsvOptions, FileFormat, FileSink, ScanSource};
 use crate::optimizer::optimize;
 use crate::physical::planner::create_physical_plan;
 use crate::plan::{JoinType, LogicalPlan, Scan, SortKey};
@@ -538,12 +538,40 @@ impl LazyFrame {
 
     /// Runs the query and writes the result as Parquet (atomically).
     pub fn sink_parquet(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.collect()?.write_parquet(path)
+        self.sink(path, FileFormat::Parquet).map(|_| ())
     }
 
     /// Runs the query and writes the result as CSV (atomically).
     pub fn sink_csv(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.collect()?.write_csv(path)
+        self.sink(path, FileFormat::Csv).map(|_| ())
+    }
+
+    /// Runs the query and writes the result as an Arrow IPC file (atomically).
+    pub fn sink_ipc(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.sink(path, FileFormat::Ipc).map(|_| ())
+    }
+
+    /// Runs the query and writes the result to `path` as `format`, batch
+    /// by batch as the result is made where the plan allows (a scan with
+    /// filters and projections, or a sort over one): such a rewrite of a
+    /// file of any size holds a few row groups at a time, or sorts within
+    /// the memory limit, spilling. The file appears whole or not at all.
+    /// Returns the rows written.
+    pub fn sink(&self, path: impl AsRef<Path>, format: FileFormat) -> Result<usize> {
+        let path = path.as_ref();
+        crate::config::on_large_stack(|| {
+            SlothError::catching_panics(|| {
+                let plan = self.optimized_plan()?;
+                let physical = create_physical_plan(&plan)?;
+                let ctx = ExecContext::new(&self.config);
+                let mut sink = FileSink::create(path, format, &physical.schema())?;
+                self.config
+                    .install(|| exec::execute_into(&physical, &ctx, &mut |b| sink.write(&b)))?;
+                let rows = sink.rows();
+                sink.finish()?;
+                Ok(rows)
+            })
+        })
     }
 }
 

@@ -1,11 +1,14 @@
-//! Writers for query results. Every write is atomic: data goes to a hidden
-//! temporary file beside the target, which is renamed over the target only
-//! after the last byte is flushed and synced. A failed or killed write leaves
-//! the old file (or nothing) in place, never half a file.
+//! Writers for query results, batch by batch. Every write is atomic: data
+//! goes to a hidden temporary file beside the target, which is renamed
+//! over the target only after the last byte is flushed and synced. A failed
+//! or killed write leaves the old file (or nothing) in place, never half a
+//! file; a [`FileSink`] dropped before [`FileSink::finish`] removes its
+//! temporary file.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
@@ -15,42 +18,186 @@ use parquet::file::properties::WriterProperties;
 
 use crate::error::{Result, SlothError};
 
+/// A file format sloth writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    /// Parquet, zstd-compressed.
+    Parquet,
+    /// CSV with a header line.
+    Csv,
+    /// Arrow IPC file.
+    Ipc,
+    /// One JSON array of row objects.
+    Json,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+impl FileFormat {
+    /// The format a file name's extension names, if any.
+    pub fn from_path(path: &Path) -> Option<FileFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "parquet" => FileFormat::Parquet,
+            "csv" => FileFormat::Csv,
+            "arrow" | "ipc" | "feather" => FileFormat::Ipc,
+            "json" => FileFormat::Json,
+            "ndjson" | "jsonl" => FileFormat::Ndjson,
+            _ => return None,
+        })
+    }
+}
+
+type Out = BufWriter<File>;
+
+/// The writer of each format.
+enum Writer {
+    Parquet(ArrowWriter<Out>),
+    Csv(arrow::csv::Writer<Out>),
+    Ipc(arrow::ipc::writer::FileWriter<Out>),
+    Json(arrow::json::ArrayWriter<Out>),
+    Ndjson(arrow::json::LineDelimitedWriter<Out>),
+}
+
+/// A file being written batch by batch; it appears at its path, whole,
+/// when [`FileSink::finish`] returns.
+pub struct FileSink {
+    target: PathBuf,
+    tmp: PathBuf,
+    schema: SchemaRef,
+    writer: Option<Writer>,
+    rows: usize,
+}
+
+impl FileSink {
+    /// Starts writing `format` to a temporary file beside `path`.
+    pub fn create(path: impl AsRef<Path>, format: FileFormat, schema: &SchemaRef) -> Result<Self> {
+        let target = path.as_ref().to_path_buf();
+        if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            return Err(SlothError::FileNotFound {
+                path: target.display().to_string(),
+                reason: format!("directory '{}' does not exist", dir.display()),
+            });
+        }
+        let tmp = temp_path(&target);
+        let file = File::create(&tmp).map_err(|e| SlothError::FileNotFound {
+            path: target.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        // From here on, dropping the sink removes `tmp`.
+        let mut sink = FileSink {
+            target,
+            tmp,
+            schema: schema.clone(),
+            writer: None,
+            rows: 0,
+        };
+        let out = BufWriter::with_capacity(1 << 20, file);
+        sink.writer = Some(match format {
+            FileFormat::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
+                    .set_max_row_group_row_count(Some(128 * 1024))
+                    .build();
+                Writer::Parquet(ArrowWriter::try_new(out, schema.clone(), Some(props))?)
+            }
+            FileFormat::Csv => {
+                Writer::Csv(arrow::csv::WriterBuilder::new().with_header(true).build(out))
+            }
+            FileFormat::Ipc => Writer::Ipc(arrow::ipc::writer::FileWriter::try_new(out, schema)?),
+            FileFormat::Json => Writer::Json(arrow::json::ArrayWriter::new(out)),
+            FileFormat::Ndjson => Writer::Ndjson(arrow::json::LineDelimitedWriter::new(out)),
+        });
+        Ok(sink)
+    }
+
+    /// Appends one batch.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.rows += batch.num_rows();
+        match self.writer.as_mut().expect("not finished") {
+            Writer::Parquet(w) => w.write(batch)?,
+            Writer::Csv(w) => w.write(batch)?,
+            Writer::Ipc(w) => w.write(batch)?,
+            Writer::Json(w) => w.write(batch)?,
+            Writer::Ndjson(w) => w.write(batch)?,
+        }
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Ends the file, syncs it and renames it onto its path.
+    pub fn finish(mut self) -> Result<()> {
+        let out = match self.writer.take().expect("finished once") {
+            Writer::Parquet(w) => w.into_inner()?,
+            Writer::Csv(mut w) => {
+                if self.rows == 0 {
+                    // Still write the header so the file has the columns.
+                    w.write(&RecordBatch::new_empty(self.schema.clone()))?;
+                }
+                w.into_inner()
+            }
+            Writer::Ipc(mut w) => {
+                w.finish()?;
+                w.into_inner()?
+            }
+            Writer::Json(mut w) => {
+                w.finish()?;
+                let mut out = w.into_inner();
+                out.write_all(b"\n")?;
+                out
+            }
+            Writer::Ndjson(mut w) => {
+                w.finish()?;
+                w.into_inner()
+            }
+        };
+        let file = out.into_inner().map_err(|e| SlothError::Io(e.into_error()))?;
+        file.sync_all()?;
+        std::fs::rename(&self.tmp, &self.target)?;
+        Ok(())
+    }
+}
+
+impl Drop for FileSink {
+    fn drop(&mut self) {
+        // Not finished, or finishing failed (an error on the way, a
+        // panic): no partial file. After the rename there is nothing here.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// A hidden name beside `target`, unique to this process and write.
 fn temp_path(target: &Path) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    target.with_file_name(format!(".{name}.sloth-tmp-{}", std::process::id()))
+    target.with_file_name(format!(
+        ".{name}.sloth-tmp-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
-/// Runs `write` into a temporary file and renames it onto `target`.
-fn atomic_write(target: &Path, write: impl FnOnce(BufWriter<File>) -> Result<File>) -> Result<()> {
-    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        return Err(SlothError::FileNotFound {
-            path: target.display().to_string(),
-            reason: format!("directory '{}' does not exist", dir.display()),
-        });
+/// Writes `batches` as `format` to `path`, atomically.
+pub fn write_file(
+    path: impl AsRef<Path>,
+    format: FileFormat,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<()> {
+    let mut sink = FileSink::create(path, format, schema)?;
+    for b in batches {
+        sink.write(b)?;
     }
-    let tmp = temp_path(target);
-    let file = File::create(&tmp).map_err(|e| SlothError::FileNotFound {
-        path: target.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    let result = write(BufWriter::with_capacity(1 << 20, file)).and_then(|f| {
-        f.sync_all()?;
-        std::fs::rename(&tmp, target)?;
-        Ok(())
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-fn into_file(w: BufWriter<File>) -> Result<File> {
-    w.into_inner().map_err(|e| SlothError::Io(e.into_error()))
+    sink.finish()
 }
 
 /// Writes batches as a zstd-compressed Parquet file.
@@ -59,17 +206,7 @@ pub fn write_parquet(
     schema: &SchemaRef,
     batches: &[RecordBatch],
 ) -> Result<()> {
-    atomic_write(path.as_ref(), |w| {
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
-            .set_max_row_group_row_count(Some(128 * 1024))
-            .build();
-        let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(props))?;
-        for b in batches {
-            writer.write(b)?;
-        }
-        into_file(writer.into_inner()?)
-    })
+    write_file(path, FileFormat::Parquet, schema, batches)
 }
 
 /// Writes batches as CSV with a header line.
@@ -78,20 +215,7 @@ pub fn write_csv(
     schema: &SchemaRef,
     batches: &[RecordBatch],
 ) -> Result<()> {
-    atomic_write(path.as_ref(), |w| {
-        let mut writer = arrow::csv::WriterBuilder::new().with_header(true).build(w);
-        if batches.is_empty() {
-            // Still write the header so the file has the columns.
-            let empty = RecordBatch::new_empty(schema.clone());
-            writer.write(&empty)?;
-        }
-        for b in batches {
-            writer.write(b)?;
-        }
-        let mut w = writer.into_inner();
-        w.flush()?;
-        into_file(w)
-    })
+    write_file(path, FileFormat::Csv, schema, batches)
 }
 
 /// Writes batches as an Arrow IPC file.
@@ -100,12 +224,49 @@ pub fn write_ipc(
     schema: &SchemaRef,
     batches: &[RecordBatch],
 ) -> Result<()> {
-    atomic_write(path.as_ref(), |w| {
-        let mut writer = arrow::ipc::writer::FileWriter::try_new(w, schema)?;
-        for b in batches {
-            writer.write(b)?;
+    write_file(path, FileFormat::Ipc, schema, batches)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Int64Array};
+
+    use super::*;
+
+    fn batch() -> RecordBatch {
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3]));
+        RecordBatch::try_from_iter([("a", a)]).unwrap()
+    }
+
+    #[test]
+    fn every_format_writes_whole_files_and_nothing_on_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = batch();
+        for (name, format) in [
+            ("t.parquet", FileFormat::Parquet),
+            ("t.csv", FileFormat::Csv),
+            ("t.arrow", FileFormat::Ipc),
+            ("t.json", FileFormat::Json),
+            ("t.ndjson", FileFormat::Ndjson),
+        ] {
+            let path = dir.path().join(name);
+            assert_eq!(FileFormat::from_path(&path), Some(format));
+            write_file(&path, format, &b.schema(), &[b.clone(), b.clone()]).unwrap();
+            assert!(std::fs::metadata(&path).unwrap().len() > 0, "{name}");
+            // A sink dropped half way leaves the old file and no temp file.
+            let before = std::fs::read(&path).unwrap();
+            let mut sink = FileSink::create(&path, format, &b.schema()).unwrap();
+            sink.write(&b).unwrap();
+            drop(sink);
+            assert_eq!(std::fs::read(&path).unwrap(), before, "{name}");
         }
-        writer.finish()?;
-        into_file(writer.into_inner()?)
-    })
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5);
+        let json = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
+        assert!(json.starts_with("[{\"a\":1}") && json.ends_with("]\n"), "{json}");
+        write_file(dir.path().join("e.json"), FileFormat::Json, &b.schema(), &[]).unwrap();
+        let empty = std::fs::read_to_string(dir.path().join("e.json")).unwrap();
+        assert_eq!(empty, "[]\n");
+    }
 }

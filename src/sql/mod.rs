@@ -215,6 +215,16 @@ impl SqlContext {
         })
     }
 
+    /// Plans `sql` as a lazy frame if it is a query, for a caller that
+    /// runs it its own way (into a file: [`LazyFrame::sink`]); `None` for
+    /// any other statement.
+    pub fn plan_if_query(&self, sql: &str) -> Result<Option<LazyFrame>> {
+        crate::config::on_large_stack(|| match self.parse(sql)? {
+            Statement::Query(q) => self.plan_query(&q).map(Some),
+            _ => Ok(None),
+        })
+    }
+
     /// Runs a statement as [`SqlContext::execute`] does, and also the
     /// statements that change or show the context's settings:
     /// `SET name = value` (or `SET name TO value`), `SHOW name` and

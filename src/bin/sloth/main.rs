@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use sloth::io::FileFormat;
 use sloth::sql::{SqlContext, SqlOutput};
 use sloth::{DataFrame, Result, SessionConfig, SlothError};
 
@@ -200,8 +201,8 @@ struct Source {
 }
 
 /// The session's settings (`sloth::SessionConfig`): the flags override
-/// `SLOTH_DEVICE`, `SLOTH_THREADS`, `SLOTH_OPTIMIZER` and
-/// `SLOTH_DISABLED_RULES`, which override the defaults.
+/// the `SLOTH_<SETTING>` environment variables, which override the
+/// defaults.
 #[derive(Args)]
 struct SessionFlags {
     /// Where group-by and join operators run: cpu, gpu (CPU fallback when
@@ -218,6 +219,23 @@ struct SessionFlags {
     /// Switch one optimizer rule off (repeatable).
     #[arg(long)]
     disable_rule: Vec<String>,
+    #[arg(long, value_name = "SIZE", help = memory_limit_help())]
+    memory_limit: Option<String>,
+    /// Directory for spill files (default: the system's temp directory).
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<String>,
+}
+
+/// `--memory-limit`'s help, with this machine's default.
+fn memory_limit_help() -> String {
+    let default = match sloth::memory::default_memory_limit() {
+        u64::MAX => "no limit (the system's memory is unknown)".to_string(),
+        bytes => format!("{}, 80% of this machine's", sloth::memory::format_bytes(bytes)),
+    };
+    format!(
+        "Memory a query may hold before its sorts and aggregates spill to disk: \
+         4GB, 512MiB, 50% (default: {default})"
+    )
 }
 
 impl SessionFlags {
@@ -236,6 +254,12 @@ impl SessionFlags {
             .optimizer
             .disabled
             .extend(self.disable_rule.iter().cloned());
+        if let Some(limit) = &self.memory_limit {
+            config.set("memory_limit", limit)?;
+        }
+        if let Some(dir) = &self.temp_dir {
+            config.set("temp_dir", dir)?;
+        }
         Ok(config)
     }
 }
@@ -292,6 +316,22 @@ enum Format {
     /// One JSON object per line (newline-delimited JSON).
     Ndjson,
     Parquet,
+    /// Arrow IPC file.
+    Arrow,
+}
+
+impl Format {
+    /// The file format this is, unless it is the text table.
+    fn file_format(self) -> Option<FileFormat> {
+        match self {
+            Format::Table => None,
+            Format::Csv => Some(FileFormat::Csv),
+            Format::Json => Some(FileFormat::Json),
+            Format::Ndjson => Some(FileFormat::Ndjson),
+            Format::Parquet => Some(FileFormat::Parquet),
+            Format::Arrow => Some(FileFormat::Ipc),
+        }
+    }
 }
 
 fn context(source: &Source) -> Result<SqlContext> {
@@ -402,24 +442,29 @@ fn render(df: &DataFrame, format: Format) -> Result<String> {
                 s + "\n"
             }
         }
-        Format::Parquet => return Err(SlothError::plan("--format parquet needs --output FILE")),
+        Format::Parquet | Format::Arrow => {
+            return Err(SlothError::plan(
+                "--format parquet and arrow need --output FILE",
+            ));
+        }
     })
 }
 
 fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>) -> Result<()> {
-    match (format, output) {
-        (Format::Parquet, Some(path)) => df.write_parquet(path),
-        (Format::Csv, Some(path)) => df.write_csv(path),
-        (f, Some(path)) => {
-            let text = render(df, f)?;
+    match (format.file_format(), output) {
+        (Some(file_format), Some(path)) => {
+            sloth::io::write_file(path, file_format, df.schema(), df.batches())
+        }
+        (_, Some(path)) => {
+            let text = render(df, format)?;
             let tmp = path.with_extension("sloth-tmp");
             std::fs::write(&tmp, text)?;
             std::fs::rename(&tmp, path)?;
             Ok(())
         }
-        (f, None) => {
-            let mut text = render(df, f)?;
-            if f == Format::Table {
+        (_, None) => {
+            let mut text = render(df, format)?;
+            if format == Format::Table {
                 text.push('\n');
             }
             write_stdout(&text)
@@ -439,14 +484,13 @@ fn write_stdout(text: &str) -> Result<()> {
 
 /// The format an output file's extension names; a table otherwise.
 fn output_format(output: Option<&Path>) -> Format {
-    match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
-        Some(e) if e.eq_ignore_ascii_case("parquet") => Format::Parquet,
-        Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
-        Some(e) if e.eq_ignore_ascii_case("json") => Format::Json,
-        Some(e) if e.eq_ignore_ascii_case("ndjson") || e.eq_ignore_ascii_case("jsonl") => {
-            Format::Ndjson
-        }
-        _ => Format::Table,
+    match output.and_then(FileFormat::from_path) {
+        Some(FileFormat::Parquet) => Format::Parquet,
+        Some(FileFormat::Csv) => Format::Csv,
+        Some(FileFormat::Json) => Format::Json,
+        Some(FileFormat::Ndjson) => Format::Ndjson,
+        Some(FileFormat::Ipc) => Format::Arrow,
+        None => Format::Table,
     }
 }
 
@@ -477,6 +521,13 @@ fn run_statement(
     format: Format,
     output: Option<&PathBuf>,
 ) -> Result<()> {
+    // A query into a file streams into it.
+    if let (Some(path), Some(file_format)) = (output, format.file_format())
+        && let Some(frame) = ctx.plan_if_query(sql)?
+    {
+        frame.sink(path, file_format)?;
+        return Ok(());
+    }
     match ctx.execute_mut(sql)? {
         SqlOutput::Frame(df) => emit(&df, format, output),
         SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),

@@ -220,6 +220,33 @@ impl MorselInput {
         Ok(states)
     }
 
+    /// Passes every batch to `emit` in input order, reading a few units
+    /// ahead in parallel: memory holds the batches of those units only,
+    /// whatever the size of the input.
+    pub fn for_each_ordered(&self, emit: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<()> {
+        let ahead = 2 * rayon::current_num_threads().max(1);
+        for units in self.units.chunks(ahead) {
+            let read: Vec<Result<Vec<RecordBatch>>> = units
+                .par_iter()
+                .with_min_len(1)
+                .map(|unit| {
+                    let mut batches = Vec::new();
+                    self.read_unit(unit, |s| {
+                        batches.push(s.materialize()?);
+                        Ok(())
+                    })?;
+                    Ok(batches)
+                })
+                .collect();
+            for batches in read {
+                for b in batches? {
+                    emit(b)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Folds every batch into per-thread states made by `init`; returns the
     /// states in input order (the first state saw the earliest units).
     pub fn fold<T: Send>(
