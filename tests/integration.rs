@@ -24,6 +24,8 @@ mod join_key_filter;
 mod layers;
 /// The LazyFrame programs of `sloth::queries` against their SQL twins.
 mod lazy_queries;
+/// Sorts and aggregates under memory limits: spilling, streaming writes.
+mod memory_limit;
 /// Every operator family on a small table with nulls, in several batches.
 mod operators;
 /// Random plans: the optimizer never changes results.

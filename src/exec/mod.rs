@@ -45,6 +45,42 @@ pub struct NodeMetrics {
     pub fused_bytes_saved: usize,
 }
 
+/// The memory a query's operators reserved at most, and what they spilled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Most bytes reserved at once.
+    pub peak: usize,
+    /// The limit.
+    pub limit: usize,
+    /// Bytes written to spill files.
+    pub spilled_bytes: u64,
+    /// Spill files written.
+    pub spill_files: usize,
+}
+
+impl std::fmt::Display for MemoryUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::memory::format_bytes;
+        let limit = match self.limit {
+            usize::MAX => "no limit".to_string(),
+            l => format!("a limit of {}", format_bytes(l as u64)),
+        };
+        write!(
+            f,
+            "memory: operators reserved at most {} under {limit}",
+            format_bytes(self.peak as u64)
+        )?;
+        match self.spill_files {
+            0 => write!(f, "; nothing spilled"),
+            n => write!(
+                f,
+                "; spilled {} in {n} files",
+                format_bytes(self.spilled_bytes)
+            ),
+        }
+    }
+}
+
 /// Collects [`NodeMetrics`] during one execution.
 #[derive(Debug)]
 pub struct ExecContext {
@@ -85,6 +121,25 @@ impl ExecContext {
     /// The current execution's shared pages.
     fn pages(&self) -> std::sync::Arc<crate::io::SharedPages> {
         self.pages.lock().expect("shared pages lock").clone()
+    }
+
+    /// What the query held and spilled so far.
+    pub fn memory_use(&self) -> MemoryUse {
+        let (spilled_bytes, spill_files) = self.memory.spilled();
+        MemoryUse {
+            peak: self.memory.peak(),
+            limit: self.memory.limit(),
+            spilled_bytes,
+            spill_files,
+        }
+    }
+
+    /// The memory operators run in.
+    pub fn budget(&self) -> columnar::Budget<'_> {
+        columnar::Budget {
+            pool: &self.memory,
+            spill: &self.spill,
+        }
     }
 
     /// A context that runs under `config`.
@@ -224,6 +279,22 @@ pub fn distinct_memory_size(batches: &[RecordBatch]) -> usize {
         visit(&column.to_data(), &mut seen, &mut total);
     }
     total
+}
+
+/// Bytes the rows of `batches` take, counting only the part of each
+/// buffer a (sliced) batch covers: what a copy of them would take. Slices
+/// of one large batch would count the whole buffer each by
+/// [`RecordBatch::get_array_memory_size`].
+pub fn rows_memory_size(batches: &[RecordBatch]) -> usize {
+    batches
+        .iter()
+        .flat_map(|b| b.columns())
+        .map(|c| {
+            c.to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size())
+        })
+        .sum()
 }
 
 /// Runs `plan` and returns its output batches.
@@ -396,7 +467,14 @@ fn run_node(
         let start = Instant::now();
         if let Some(morsels) = columnar::MorselInput::stream(input, Some(&ctx.pages()))? {
             let morsels = morsels.selecting().with_codes_for(keys);
-            let agg = columnar::hash_aggregate(&morsels, keys, aggs, schema, ctx.agg_split_groups)?;
+            let agg = columnar::hash_aggregate(
+                &morsels,
+                keys,
+                aggs,
+                schema,
+                ctx.agg_split_groups,
+                ctx.budget(),
+            )?;
             let out = agg.batches;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);

@@ -487,7 +487,7 @@ impl LazyFrame {
 
     /// Runs the query.
     pub fn collect(&self) -> Result<DataFrame> {
-        Ok(self.run(ExecContext::new(&self.config))?.0)
+        self.run(&ExecContext::new(&self.config))
     }
 
     /// Runs the query without the optimizer (the reference for its tests).
@@ -500,31 +500,32 @@ impl LazyFrame {
     /// Runs the query and returns the per-operator metrics too, bytes
     /// included.
     pub fn collect_with_metrics(&self) -> Result<(DataFrame, Vec<NodeMetrics>)> {
-        self.run(ExecContext::new(&self.config).counting_bytes())
+        let ctx = ExecContext::new(&self.config).counting_bytes();
+        Ok((self.run(&ctx)?, ctx.metrics()))
     }
 
-    fn run(&self, ctx: ExecContext) -> Result<(DataFrame, Vec<NodeMetrics>)> {
+    fn run(&self, ctx: &ExecContext) -> Result<DataFrame> {
         // Planning recurses over expressions, which generated queries nest
         // deep: it gets a large stack whatever thread collects.
         crate::config::on_large_stack(|| self.run_here(ctx))
     }
 
-    fn run_here(&self, ctx: ExecContext) -> Result<(DataFrame, Vec<NodeMetrics>)> {
+    fn run_here(&self, ctx: &ExecContext) -> Result<DataFrame> {
         SlothError::catching_panics(|| {
             let plan = self.optimized_plan()?;
             let physical = create_physical_plan(&plan)?;
-            let batches = self
-                .config
-                .install(|| exec::execute_with(&physical, &ctx))?;
-            Ok((DataFrame::new(physical.schema(), batches), ctx.metrics()))
+            let batches = self.config.install(|| exec::execute_with(&physical, ctx))?;
+            Ok(DataFrame::new(physical.schema(), batches))
         })
     }
 
     /// Runs the query and returns the physical plan annotated with metrics
-    /// (rows, batches, bytes, time per operator): `EXPLAIN ANALYZE`.
+    /// (rows, batches, bytes, time per operator) and the memory the query
+    /// held and spilled: `EXPLAIN ANALYZE`.
     pub fn profile(&self) -> Result<String> {
-        let (_, metrics) = self.collect_with_metrics()?;
-        Ok(crate::profile::format_metrics(&metrics))
+        let ctx = ExecContext::new(&self.config).counting_bytes();
+        self.run(&ctx)?;
+        Ok(crate::profile::format_metrics(&ctx.metrics()) + &ctx.memory_use().to_string() + "\n")
     }
 
     /// Runs the optimized query row-wise, columnar operator by operator and

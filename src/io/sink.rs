@@ -103,9 +103,11 @@ impl FileSink {
                     .build();
                 Writer::Parquet(ArrowWriter::try_new(out, schema.clone(), Some(props))?)
             }
-            FileFormat::Csv => {
-                Writer::Csv(arrow::csv::WriterBuilder::new().with_header(true).build(out))
-            }
+            FileFormat::Csv => Writer::Csv(
+                arrow::csv::WriterBuilder::new()
+                    .with_header(true)
+                    .build(out),
+            ),
             FileFormat::Ipc => Writer::Ipc(arrow::ipc::writer::FileWriter::try_new(out, schema)?),
             FileFormat::Json => Writer::Json(arrow::json::ArrayWriter::new(out)),
             FileFormat::Ndjson => Writer::Ndjson(arrow::json::LineDelimitedWriter::new(out)),
@@ -157,7 +159,9 @@ impl FileSink {
                 w.into_inner()
             }
         };
-        let file = out.into_inner().map_err(|e| SlothError::Io(e.into_error()))?;
+        let file = out
+            .into_inner()
+            .map_err(|e| SlothError::Io(e.into_error()))?;
         file.sync_all()?;
         std::fs::rename(&self.tmp, &self.target)?;
         Ok(())
@@ -264,8 +268,17 @@ mod tests {
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5);
         let json = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
-        assert!(json.starts_with("[{\"a\":1}") && json.ends_with("]\n"), "{json}");
-        write_file(dir.path().join("e.json"), FileFormat::Json, &b.schema(), &[]).unwrap();
+        assert!(
+            json.starts_with("[{\"a\":1}") && json.ends_with("]\n"),
+            "{json}"
+        );
+        write_file(
+            dir.path().join("e.json"),
+            FileFormat::Json,
+            &b.schema(),
+            &[],
+        )
+        .unwrap();
         let empty = std::fs::read_to_string(dir.path().join("e.json")).unwrap();
         assert_eq!(empty, "[]\n");
     }

@@ -122,6 +122,13 @@ pub struct FlatTable<K: FlatKey> {
     len: usize,
 }
 
+impl<K: FlatKey> FlatTable<K> {
+    /// Bytes the table's slots take.
+    pub fn memory_size(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot<K::Stored>>()
+    }
+}
+
 impl<K: FlatKey> Default for FlatTable<K> {
     fn default() -> Self {
         Self::with_slots(MIN_SLOTS)
@@ -225,6 +232,13 @@ pub struct WideTable {
 }
 
 impl WideTable {
+    /// Bytes the table's slots, keys and hashes take.
+    pub fn memory_size(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<WideSlot>()
+            + self.keys.capacity()
+            + self.hashes.capacity() * 8
+    }
+
     /// An empty table for keys of `width` bytes.
     pub fn new(width: usize) -> Self {
         WideTable {

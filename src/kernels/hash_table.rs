@@ -436,6 +436,27 @@ impl GroupTable {
         }
     }
 
+    /// Bytes the table and its keys take (capacities, not lengths: what
+    /// the allocator handed out).
+    pub fn memory_size(&self) -> usize {
+        match self {
+            GroupTable::Int { table, keys, .. } => table.memory_size() + keys.capacity() * 8,
+            GroupTable::Packed { table, keys } => table.memory_size() + keys.capacity() * 16,
+            GroupTable::Wide(table) => table.memory_size(),
+            GroupTable::Rows {
+                table,
+                hashes,
+                data,
+                offsets,
+            } => {
+                table.capacity() * (4 + 1)
+                    + hashes.capacity() * 8
+                    + data.capacity()
+                    + offsets.capacity() * 8
+            }
+        }
+    }
+
     /// Number of groups so far.
     pub fn len(&self) -> usize {
         match self {

@@ -84,6 +84,7 @@ impl SpillDir {
                 path,
                 rows: 0,
                 bytes: 0,
+                memory: 0,
             }),
             writer: Some(writer),
             pool: self.pool.clone(),
@@ -165,6 +166,7 @@ impl SpillWriter {
             .write(batch)
             .map_err(|e| spill_error(&file.path, e))?;
         file.rows += batch.num_rows();
+        file.memory += batch.get_array_memory_size();
         Ok(())
     }
 
@@ -205,6 +207,7 @@ pub struct SpillFile {
     path: PathBuf,
     rows: usize,
     bytes: u64,
+    memory: usize,
 }
 
 impl SpillFile {
@@ -216,6 +219,12 @@ impl SpillFile {
     /// Bytes on disk.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Bytes its batches took in memory when written (what reading it
+    /// back whole takes again).
+    pub fn memory_size(&self) -> usize {
+        self.memory
     }
 
     /// Its batches, read one at a time.
@@ -294,7 +303,7 @@ mod tests {
         fs::create_dir_all(&orphan).unwrap();
         let spill = SpillDir::new(root.path().to_path_buf(), MemoryPool::unbounded());
         let b = batch(1);
-        spill.spill(&b.schema(), &[b.clone()]).unwrap();
+        spill.spill(&b.schema(), std::slice::from_ref(&b)).unwrap();
         if Path::new("/proc/self").exists() {
             assert!(!orphan.exists());
         }

@@ -230,7 +230,10 @@ struct SessionFlags {
 fn memory_limit_help() -> String {
     let default = match sloth::memory::default_memory_limit() {
         u64::MAX => "no limit (the system's memory is unknown)".to_string(),
-        bytes => format!("{}, 80% of this machine's", sloth::memory::format_bytes(bytes)),
+        bytes => format!(
+            "{}, 80% of this machine's",
+            sloth::memory::format_bytes(bytes)
+        ),
     };
     format!(
         "Memory a query may hold before its sorts and aggregates spill to disk: \

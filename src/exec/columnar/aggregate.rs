@@ -21,18 +21,23 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use arrow::array::ArrayRef;
+use std::hash::BuildHasher;
+
+use arrow::array::{ArrayRef, UInt32Array};
+use arrow::compute::take_record_batch;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use arrow::row::{RowConverter, SortField};
 use rayon::prelude::*;
 
-use super::MorselInput;
-use crate::error::Result;
+use super::{Budget, MorselInput};
+use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 use crate::io::{Dictionary, Selected};
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::hash_table::{GroupTable, KeyEncoder, partition_of};
 use crate::kernels::packed_keys::NullKeys;
+use crate::memory::{Reservation, SpillFile, SpillWriter};
 use crate::physical::AggregateExpr;
 use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::evaluate_array;
@@ -68,7 +73,13 @@ struct Spec<'a> {
     key_columns: Vec<Option<usize>>,
     /// Rows grouped through their keys' dictionary codes.
     rows_by_code: AtomicUsize,
+    /// The query's memory, which each thread's groups reserve.
+    budget: Budget<'a>,
 }
+
+/// Bytes an aggregate's state is reckoned to take per group (most
+/// accumulators hold one or two 8-byte values per group).
+const STATE_BYTES_PER_GROUP: usize = 16;
 
 /// Most combined dictionary codes a thread maps to groups directly.
 const MAX_CODES: usize = 1 << 17;
@@ -112,6 +123,8 @@ struct Partial {
     by_code: Option<CodeGroups>,
     /// Combined codes of a batch's rows.
     combined: Vec<u32>,
+    /// The memory the groups hold.
+    reservation: Reservation,
 }
 
 impl Spec<'_> {
@@ -153,7 +166,19 @@ impl Spec<'_> {
             rows_seen: 0,
             by_code: None,
             combined: vec![],
+            reservation: self.budget.pool.reservation("hash aggregate"),
         })
+    }
+
+    /// Reserves what `p`'s groups take now; fails when the query's memory
+    /// cannot hold them (the aggregate then partitions its input to disk).
+    fn account(&self, p: &mut Partial) -> Result<()> {
+        let groups: usize = p.parts.iter().map(Self::num_groups).sum();
+        let tables: usize = (p.parts.iter().filter_map(|part| part.table.as_ref()))
+            .map(GroupTable::memory_size)
+            .sum();
+        let state = groups * STATE_BYTES_PER_GROUP * self.aggs.len();
+        p.reservation.try_resize(tables + state)
     }
 
     fn num_groups(part: &Part) -> usize {
@@ -165,6 +190,11 @@ impl Spec<'_> {
     /// batch; should that fail on a row the filter rejected (an overflow, a
     /// cast), the selected rows are copied out and folded alone.
     fn update(&self, p: &mut Partial, batch: Selected) -> Result<()> {
+        self.fold_batch(p, batch)?;
+        self.account(p)
+    }
+
+    fn fold_batch(&self, p: &mut Partial, batch: Selected) -> Result<()> {
         let inputs = match self.inputs(&batch.batch) {
             Ok(inputs) => inputs,
             Err(e) if batch.rows.is_none() => return Err(e),
@@ -536,13 +566,160 @@ pub struct Aggregated {
 
 /// Groups the input by `keys` and computes `aggs`; no keys means one global
 /// group. A thread's table splits into hash partitions past `split_groups`.
+///
+/// Should the groups outgrow the query's memory, the aggregate starts
+/// over, partitioned: it reads its input again, writes each row to one of
+/// [`SPILL_PARTITIONS`] spill files by the hash of its keys, and aggregates
+/// the files one at a time (partitioning a file again, with another hash,
+/// if its groups still do not fit). Equal keys meet in one file, so each
+/// file's groups are final.
 pub fn hash_aggregate(
     input: &MorselInput,
     keys: &[PhysicalExpr],
     aggs: &[AggregateExpr],
     schema: &SchemaRef,
     split_groups: usize,
+    budget: Budget<'_>,
 ) -> Result<Aggregated> {
+    let spec = AggregateSpec {
+        keys,
+        aggs,
+        schema,
+        split_groups,
+        budget,
+    };
+    spilling_aggregate(input, &spec, 0)
+}
+
+/// Spill files a partitioned aggregate writes per level.
+pub const SPILL_PARTITIONS: usize = 16;
+
+/// Levels of partitioning before a group is deemed too large to fit.
+const MAX_SPILL_LEVELS: u32 = 4;
+
+/// The arguments of [`hash_aggregate`], passed down its levels.
+struct AggregateSpec<'a> {
+    keys: &'a [PhysicalExpr],
+    aggs: &'a [AggregateExpr],
+    schema: &'a SchemaRef,
+    split_groups: usize,
+    budget: Budget<'a>,
+}
+
+fn spilling_aggregate(
+    input: &MorselInput,
+    spec: &AggregateSpec<'_>,
+    level: u32,
+) -> Result<Aggregated> {
+    let first = aggregate_in_memory(input, spec);
+    // One group (no keys) has nothing to partition.
+    if !matches!(first, Err(SlothError::MemoryLimit(_))) || spec.keys.is_empty() {
+        return first;
+    }
+    drop(first);
+    let too_large = |why: String| {
+        SlothError::MemoryLimit(format!(
+            "hash aggregate: the groups of one key range still do not fit after \
+             {MAX_SPILL_LEVELS} levels of partitioning: {why}"
+        ))
+    };
+    let mut queue: Vec<(SpillFile, u32)> =
+        partition_to_disk(|emit| input.for_each_ordered(emit), spec, level)?;
+    let mut out = Aggregated {
+        batches: vec![],
+        rows_by_code: 0,
+    };
+    while let Some((file, level)) = queue.pop() {
+        // The file's rows are held while their groups are built.
+        let mut rows = spec.budget.pool.reservation("hash aggregate");
+        if let Err(e) = rows.try_grow(file.memory_size()) {
+            if level >= MAX_SPILL_LEVELS {
+                return Err(too_large(e.to_string()));
+            }
+            let read = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| {
+                file.read()?.try_for_each(|b| emit(b?))
+            };
+            queue.extend(partition_to_disk(read, spec, level)?);
+            continue;
+        }
+        let part = MorselInput::from_batches(file.read_all()?);
+        drop(file);
+        match aggregate_in_memory(&part, spec) {
+            Ok(agg) => out.batches.extend(agg.batches),
+            Err(SlothError::MemoryLimit(why)) if level >= MAX_SPILL_LEVELS => {
+                return Err(too_large(why));
+            }
+            Err(SlothError::MemoryLimit(_)) => queue.extend(partition_to_disk(
+                |emit| part.for_each_ordered(emit),
+                spec,
+                level,
+            )?),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Writes the rows `read` hands over to [`SPILL_PARTITIONS`] spill files by
+/// the hash of their keys, seeded by `level` so that a file partitioned
+/// again spreads; returns the files with the level they are at. Rows keep
+/// their input order within a file (for `first`, `last`).
+fn partition_to_disk(
+    read: impl FnOnce(&mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<()>,
+    spec: &AggregateSpec<'_>,
+    level: u32,
+) -> Result<Vec<(SpillFile, u32)>> {
+    let fields = spec
+        .keys
+        .iter()
+        .map(|k| SortField::new(k.data_type.clone()))
+        .collect();
+    let converter = RowConverter::new(fields)?;
+    let state = foldhash::quality::FixedState::with_seed(0x5107_u64 + u64::from(level));
+    let mut writers: Vec<Option<SpillWriter>> = (0..SPILL_PARTITIONS).map(|_| None).collect();
+    let mut indices: Vec<Vec<u32>> = vec![Vec::new(); SPILL_PARTITIONS];
+    read(&mut |batch| {
+        let keys = spec
+            .keys
+            .iter()
+            .map(|k| evaluate_array(k, &batch))
+            .collect::<Result<Vec<_>>>()?;
+        let rows = converter.convert_columns(&keys)?;
+        indices.iter_mut().for_each(Vec::clear);
+        for (i, row) in rows.iter().enumerate() {
+            let q = (state.hash_one(row.as_ref()) >> 32) as usize % SPILL_PARTITIONS;
+            indices[q].push(i as u32);
+        }
+        for (q, rows) in indices.iter().enumerate() {
+            if rows.is_empty() {
+                continue;
+            }
+            let writer = match &mut writers[q] {
+                Some(w) => w,
+                slot => slot.insert(spec.budget.spill.writer(&batch.schema())?),
+            };
+            let taken = take_record_batch(&batch, &UInt32Array::from(rows.clone()))?;
+            writer.write(&taken)?;
+        }
+        Ok(())
+    })?;
+    writers
+        .into_iter()
+        .flatten()
+        .map(|w| Ok((w.finish()?, level + 1)))
+        .collect()
+}
+
+/// One pass over the input with every group in memory; fails with
+/// [`SlothError::MemoryLimit`] when the groups outgrow the query's memory.
+fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<Aggregated> {
+    let AggregateSpec {
+        keys,
+        aggs,
+        schema,
+        split_groups,
+        budget,
+    } = *spec;
     let key_types: Vec<DataType> = keys.iter().map(|k| k.data_type.clone()).collect();
     let spec = Spec {
         keys,
@@ -557,6 +734,7 @@ pub fn hash_aggregate(
         input,
         key_columns: keys.iter().map(|k| input.scan_column(k)).collect(),
         rows_by_code: AtomicUsize::new(0),
+        budget,
         arg_types: aggs
             .iter()
             .map(|a| {
@@ -578,6 +756,10 @@ pub fn hash_aggregate(
         input.fold_per_thread(|| spec.partial(), fold)?
     };
     let partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
+    // The merge builds its tables beside the threads' own: as much again.
+    let held: usize = partials.iter().map(|p| p.reservation.size()).sum();
+    let mut merging = budget.pool.reservation("hash aggregate merge");
+    merging.try_grow(held)?;
     let mut parts: Vec<Vec<Part>> = partials.into_iter().map(|p| p.parts).collect();
     if parts.is_empty() {
         parts.push(vec![spec.part(None)?]);

@@ -16,12 +16,21 @@ use arrow::record_batch::RecordBatch;
 use crate::error::Result;
 use crate::physical::PhysicalPlan;
 
-pub use aggregate::{Aggregated, SPLIT_GROUPS, hash_aggregate};
+pub use aggregate::{Aggregated, SPILL_PARTITIONS, SPLIT_GROUPS, hash_aggregate};
 pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
 pub use window::{WindowSpec, window};
+
+/// The memory an operator runs in: the query's pool, and where it spills.
+#[derive(Clone, Copy)]
+pub struct Budget<'a> {
+    /// The query's memory.
+    pub pool: &'a std::sync::Arc<crate::memory::MemoryPool>,
+    /// Where operators spill.
+    pub spill: &'a crate::memory::SpillDir,
+}
 
 /// Runs one operator over its already computed inputs.
 pub fn run_operator(
@@ -57,6 +66,7 @@ pub fn run_operator(
             aggs,
             schema,
             ctx.agg_split_groups,
+            ctx.budget(),
         )?
         .batches),
         PhysicalPlan::HashJoin {

@@ -16,7 +16,7 @@ use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
 
 use crate::error::Result;
-use crate::exec::distinct_memory_size;
+use crate::exec::rows_memory_size;
 use crate::io::BATCH_SIZE;
 use crate::memory::{Reservation, SpillDir, SpillFile};
 use crate::physical_expr::PhysicalExpr;
@@ -42,7 +42,7 @@ pub struct SortSpec<'a> {
 /// Sorts all input rows by `spec.keys`; with a limit, keeps only the first
 /// rows (arrow's lexsort then does a partial sort: top-k).
 pub fn sort(input: Vec<RecordBatch>, mut spec: SortSpec<'_>) -> Result<Vec<RecordBatch>> {
-    let size = distinct_memory_size(&input);
+    let size = rows_memory_size(&input);
     // The input concatenated, and its sorted copy.
     if spec.reservation.try_grow(2 * size).is_ok() {
         return sort_in_memory(&input, &spec);
@@ -97,18 +97,27 @@ pub fn external_sort(
     let mut runs: Vec<SpillFile> = Vec::new();
     let mut run: Vec<RecordBatch> = Vec::new();
     for batch in input {
-        let batch = batch?;
-        let size = 2 * batch.get_array_memory_size();
-        if spec.reservation.try_grow(size).is_err() {
-            if run.is_empty() {
-                // Not even one batch fits: the limit is below any sort.
+        // A batch larger than the budget goes in pieces that fit.
+        let mut pieces = vec![batch?];
+        while let Some(piece) = pieces.pop() {
+            let size = 2 * rows_memory_size(std::slice::from_ref(&piece));
+            if spec.reservation.try_grow(size).is_ok() {
+                run.push(piece);
+                continue;
+            }
+            if !run.is_empty() {
+                runs.push(spill_run(&std::mem::take(&mut run), &spec)?);
+                spec.reservation.free();
+                pieces.push(piece);
+            } else if piece.num_rows() > 1 {
+                let half = piece.num_rows() / 2;
+                pieces.push(piece.slice(half, piece.num_rows() - half));
+                pieces.push(piece.slice(0, half));
+            } else {
+                // Not even one row fits: the limit is below any sort.
                 return spec.reservation.try_grow(size);
             }
-            runs.push(spill_run(&std::mem::take(&mut run), &spec)?);
-            spec.reservation.free();
-            spec.reservation.try_grow(size)?;
         }
-        run.push(batch);
     }
     if runs.is_empty() {
         for b in sort_in_memory(&run, &spec)? {
@@ -397,10 +406,10 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_below_one_batch_is_a_clear_error() {
+    fn a_budget_below_one_row_is_a_clear_error() {
         let batches = input(1000, 1000);
         let schema = batches[0].schema();
-        let pool = MemoryPool::new(100);
+        let pool = MemoryPool::new(10);
         let root = tempfile::tempdir().unwrap();
         let spill = SpillDir::new(root.path().to_path_buf(), pool.clone());
         let keys = keys();

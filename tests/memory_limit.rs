@@ -1,0 +1,171 @@
+//! Queries under memory limits far below their working sets: sorts and
+//! aggregates spill, results equal those of an unlimited run and of the
+//! row-wise executor, and no spill file is left behind.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
+use arrow::record_batch::RecordBatch;
+use sloth::prelude::*;
+use sloth::sql::SqlContext;
+
+use crate::common::{rows_of, split};
+
+const ROWS: i64 = 200_000;
+
+/// `k`: 40K integer keys with nulls; `s`: 25K string keys; `v`: distinct
+/// floats; `w`: small integers.
+fn table() -> RecordBatch {
+    let k: ArrayRef = Arc::new(Int64Array::from_iter(
+        (0..ROWS).map(|i| (i % 97 != 0).then_some((i * 7919) % 40_000)),
+    ));
+    let s: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..ROWS).map(|i| format!("key-{:06}", (i * 31) % 25_000)),
+    ));
+    let v: ArrayRef = Arc::new(Float64Array::from_iter_values(
+        (0..ROWS).map(|i| i as f64 * 0.5),
+    ));
+    let w: ArrayRef = Arc::new(Int64Array::from_iter_values((0..ROWS).map(|i| i % 13)));
+    RecordBatch::try_from_iter([("k", k), ("s", s), ("v", v), ("w", w)]).unwrap()
+}
+
+/// A context with `t` in memory and `p` the same rows in Parquet, under
+/// `limit` (`None`: no limit), spilling to `temp`.
+fn context(limit: Option<&str>, dir: &Path, temp: &Path) -> SqlContext {
+    let batch = table();
+    let parquet = dir.join("p.parquet");
+    if !parquet.exists() {
+        sloth::io::write_parquet(&parquet, &batch.schema(), &split(&batch, 20_000)).unwrap();
+    }
+    let mut config = SessionConfig::default().with_temp_dir(temp);
+    if let Some(limit) = limit {
+        config.set("memory_limit", limit).unwrap();
+    }
+    let mut ctx = SqlContext::new().with_config(config);
+    let t = LazyFrame::from_batches(split(&batch, 10_000)).unwrap();
+    ctx.register("t", t);
+    ctx.register_file("p", &parquet).unwrap();
+    ctx
+}
+
+fn run(ctx: &SqlContext, sql: &str) -> Vec<String> {
+    rows_of(&ctx.sql(sql).unwrap().collect().unwrap())
+}
+
+fn sorted(mut rows: Vec<String>) -> Vec<String> {
+    rows.sort();
+    rows
+}
+
+const GROUP_BYS: &[&str] = &[
+    "select k, count(*), sum(v), min(s), max(w), count(distinct w) from t group by k",
+    "select s, avg(v), count(k), first(w) from t group by s",
+    "select k, s, sum(w) from p where w < 11 group by k, s",
+    "select w, count(distinct s), sum(v) from p group by w",
+];
+
+#[test]
+fn aggregates_that_outgrow_the_limit_spill_and_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let free = context(None, dir.path(), temp.path());
+    let tight = context(Some("1MiB"), dir.path(), temp.path());
+    for sql in GROUP_BYS {
+        let expected = sorted(run(&free, sql));
+        assert!(expected.len() > 10, "{sql}");
+        assert_eq!(sorted(run(&tight, sql)), expected, "{sql}");
+        // The row-wise executor as an independent reference.
+        let plan = free.sql(sql).unwrap().physical_plan().unwrap();
+        let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+        let rowwise = DataFrame::new(plan.schema(), batches);
+        assert_eq!(sorted(rows_of(&rowwise)), expected, "{sql}: row-wise");
+    }
+    let profile = tight.sql(GROUP_BYS[0]).unwrap().profile().unwrap();
+    assert!(profile.contains("spilled"), "{profile}");
+    assert!(!profile.contains("nothing spilled"), "{profile}");
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn sorts_that_outgrow_the_limit_merge_spilled_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let free = context(None, dir.path(), temp.path());
+    let tight = context(Some("2MiB"), dir.path(), temp.path());
+    for sql in [
+        "select s, v, k from t order by s desc, v",
+        "select k, w, v from p where w > 2 order by k nulls first, v desc",
+        "select s, v from t order by v desc limit 5000",
+    ] {
+        let expected = run(&free, sql);
+        assert_eq!(run(&tight, sql), expected, "{sql}");
+    }
+    let profile = tight
+        .sql("select s, v from t order by s, v")
+        .unwrap()
+        .profile()
+        .unwrap();
+    assert!(!profile.contains("nothing spilled"), "{profile}");
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_filtered_rewrite_streams_and_a_sorted_one_spills() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let tight = context(Some("2MiB"), dir.path(), temp.path());
+    let free = context(None, dir.path(), temp.path());
+    for (sql, name) in [
+        (
+            "select k, s, v * 2 as v2 from p where w <> 3",
+            "filtered.parquet",
+        ),
+        ("select s, v from p order by s, v desc", "sorted.parquet"),
+    ] {
+        let out = dir.path().join(name);
+        let written = tight
+            .sql(sql)
+            .unwrap()
+            .sink(&out, sloth::io::FileFormat::Parquet)
+            .unwrap();
+        let back = LazyFrame::scan_parquet(&out).unwrap().collect().unwrap();
+        let expected = run(&free, sql);
+        assert_eq!(written, expected.len());
+        assert_eq!(rows_of(&back), expected, "{sql}");
+    }
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn limits_and_temp_dirs_that_cannot_work_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    // A limit below one row of a sort.
+    let ctx = context(Some("10B"), dir.path(), temp.path());
+    let e = ctx
+        .sql("select * from t order by s")
+        .unwrap()
+        .collect()
+        .unwrap_err();
+    assert!(matches!(e, SlothError::MemoryLimit(_)), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("sort needs") && !text.contains('\n'),
+        "{text}"
+    );
+    // A temp directory under a file.
+    let blocked = dir.path().join("plain-file");
+    std::fs::write(&blocked, "x").unwrap();
+    let mut ctx = context(Some("1MiB"), dir.path(), temp.path());
+    ctx.config_mut()
+        .set("temp_dir", blocked.to_str().unwrap())
+        .unwrap();
+    let e = ctx
+        .sql(GROUP_BYS[0])
+        .unwrap()
+        .collect()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot spill to temp directory"), "{e}");
+}
