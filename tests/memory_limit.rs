@@ -30,7 +30,23 @@ fn table() -> RecordBatch {
     RecordBatch::try_from_iter([("k", k), ("s", s), ("v", v), ("w", w)]).unwrap()
 }
 
-/// A context with `t` in memory and `p` the same rows in Parquet, under
+/// 60K rows keyed `k`: keys past `t`'s range, null keys, and key 7 on
+/// 3,000 rows (skew).
+fn dimension() -> RecordBatch {
+    let n = 60_000i64;
+    let k: ArrayRef = Arc::new(Int64Array::from_iter((0..n).map(|i| match i {
+        _ if i % 501 == 0 => None,
+        _ if i < 3_000 => Some(7),
+        _ => Some(i - 3_000 + 20_000),
+    })));
+    let x: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 17)));
+    let name: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..n).map(|i| format!("name-{i}")),
+    ));
+    RecordBatch::try_from_iter([("k", k), ("x", x), ("name", name)]).unwrap()
+}
+
+/// A context with `t` and `d` in memory and `p` the same rows in Parquet, under
 /// `limit` (`None`: no limit), spilling to `temp`.
 fn context(limit: Option<&str>, dir: &Path, temp: &Path) -> SqlContext {
     let batch = table();
@@ -45,6 +61,10 @@ fn context(limit: Option<&str>, dir: &Path, temp: &Path) -> SqlContext {
     let mut ctx = SqlContext::new().with_config(config);
     let t = LazyFrame::from_batches(split(&batch, 10_000)).unwrap();
     ctx.register("t", t);
+    ctx.register(
+        "d",
+        LazyFrame::from_batches(split(&dimension(), 7_000)).unwrap(),
+    );
     ctx.register_file("p", &parquet).unwrap();
     ctx
 }
@@ -84,6 +104,40 @@ fn aggregates_that_outgrow_the_limit_spill_and_agree() {
     let profile = tight.sql(GROUP_BYS[0]).unwrap().profile().unwrap();
     assert!(profile.contains("spilled"), "{profile}");
     assert!(!profile.contains("nothing spilled"), "{profile}");
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}
+
+const JOINS: &[&str] = &[
+    "select t.k, t.w, d.name from t join d on t.k = d.k",
+    "select t.v, d.name from t left join d on t.k = d.k and t.w < d.x",
+    "select t.v, d.name, d.k from t right join d on t.k = d.k",
+    "select t.v, d.name from t full join d on t.k = d.k and d.x > 3",
+    "select k, v from t where exists (select 1 from d where d.k = t.k and d.x = 2)",
+    "select k, v from t where not exists (select 1 from d where d.k = t.k)",
+    "select p.k, p.s, d.x from p join d on p.k = d.k where p.w < 6",
+    "select p.v, d.name from p left join d on p.k = d.k",
+];
+
+#[test]
+fn joins_whose_build_side_outgrows_the_limit_partition_to_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let free = context(None, dir.path(), temp.path());
+    let tight = context(Some("1MiB"), dir.path(), temp.path());
+    let mut spilled = 0;
+    for sql in JOINS {
+        let expected = sorted(run(&free, sql));
+        assert!(expected.len() > 100, "{sql}");
+        assert_eq!(sorted(run(&tight, sql)), expected, "{sql}");
+        let plan = free.sql(sql).unwrap().physical_plan().unwrap();
+        let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+        let rowwise = DataFrame::new(plan.schema(), batches);
+        assert_eq!(sorted(rows_of(&rowwise)), expected, "{sql}: row-wise");
+        let profile = tight.sql(sql).unwrap().profile().unwrap();
+        spilled += usize::from(!profile.contains("nothing spilled"));
+    }
+    // Those whose build side is all of `d` (the others build on few rows).
+    assert!(spilled >= 6, "{spilled} of the joins spilled");
     assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
 }
 

@@ -540,14 +540,21 @@ fn run_node(
                 schema: streamed.schema(),
                 keys: streamed_keys,
             };
-            let (out, key_filter) = columnar::hash_join_streaming(
-                build,
-                (&mut morsels, probe),
-                !stream_left,
-                *how,
-                filter.as_ref(),
-                (output.as_deref(), schema),
-            )?;
+            let spec = columnar::JoinSpec {
+                left_keys,
+                right_keys,
+                how: *how,
+                build_side: if stream_left {
+                    crate::physical::BuildSide::Right
+                } else {
+                    crate::physical::BuildSide::Left
+                },
+                filter: filter.as_ref(),
+                output: (output.as_deref(), schema),
+                budget: ctx.budget(),
+            };
+            let (out, key_filter) =
+                columnar::hash_join_streaming(build, (&mut morsels, probe), !stream_left, &spec)?;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
             record_fused(streamed, ctx, &mut streamed_id.clone(), depth + 1, rows_in);

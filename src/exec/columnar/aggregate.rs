@@ -21,15 +21,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use std::hash::BuildHasher;
-
-use arrow::array::{ArrayRef, UInt32Array};
-use arrow::compute::take_record_batch;
+use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
-use arrow::row::{RowConverter, SortField};
 use rayon::prelude::*;
 
+use super::spill_partition::{MAX_SPILL_LEVELS, Reader, partition_to_disk, read_file};
 use super::{Budget, MorselInput};
 use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
@@ -37,7 +34,7 @@ use crate::io::{Dictionary, Selected};
 use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::hash_table::{GroupTable, KeyEncoder, partition_of};
 use crate::kernels::packed_keys::NullKeys;
-use crate::memory::{Reservation, SpillFile, SpillWriter};
+use crate::memory::{Reservation, SpillFile};
 use crate::physical::AggregateExpr;
 use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::evaluate_array;
@@ -569,7 +566,7 @@ pub struct Aggregated {
 ///
 /// Should the groups outgrow the query's memory, the aggregate starts
 /// over, partitioned: it reads its input again, writes each row to one of
-/// [`SPILL_PARTITIONS`] spill files by the hash of its keys, and aggregates
+/// [`SPILL_PARTITIONS`](super::SPILL_PARTITIONS) spill files by the hash of its keys, and aggregates
 /// the files one at a time (partitioning a file again, with another hash,
 /// if its groups still do not fit). Equal keys meet in one file, so each
 /// file's groups are final.
@@ -590,12 +587,6 @@ pub fn hash_aggregate(
     };
     spilling_aggregate(input, &spec, 0)
 }
-
-/// Spill files a partitioned aggregate writes per level.
-pub const SPILL_PARTITIONS: usize = 16;
-
-/// Levels of partitioning before a group is deemed too large to fit.
-const MAX_SPILL_LEVELS: u32 = 4;
 
 /// The arguments of [`hash_aggregate`], passed down its levels.
 struct AggregateSpec<'a> {
@@ -623,8 +614,12 @@ fn spilling_aggregate(
              {MAX_SPILL_LEVELS} levels of partitioning: {why}"
         ))
     };
+    let partition = |read: Reader<'_>, level| {
+        let files = partition_to_disk(read, spec.keys, spec.budget.spill, level)?;
+        Ok::<_, SlothError>(files.into_iter().flatten().map(move |f| (f, level + 1)))
+    };
     let mut queue: Vec<(SpillFile, u32)> =
-        partition_to_disk(|emit| input.for_each_ordered(emit), spec, level)?;
+        partition(&|emit| input.for_each_ordered(emit), level)?.collect();
     let mut out = Aggregated {
         batches: vec![],
         rows_by_code: 0,
@@ -636,10 +631,7 @@ fn spilling_aggregate(
             if level >= MAX_SPILL_LEVELS {
                 return Err(too_large(e.to_string()));
             }
-            let read = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| {
-                file.read()?.try_for_each(|b| emit(b?))
-            };
-            queue.extend(partition_to_disk(read, spec, level)?);
+            queue.extend(partition(&|emit| read_file(&file, emit), level)?);
             continue;
         }
         let part = MorselInput::from_batches(file.read_all()?);
@@ -649,65 +641,13 @@ fn spilling_aggregate(
             Err(SlothError::MemoryLimit(why)) if level >= MAX_SPILL_LEVELS => {
                 return Err(too_large(why));
             }
-            Err(SlothError::MemoryLimit(_)) => queue.extend(partition_to_disk(
-                |emit| part.for_each_ordered(emit),
-                spec,
-                level,
-            )?),
+            Err(SlothError::MemoryLimit(_)) => {
+                queue.extend(partition(&|emit| part.for_each_ordered(emit), level)?)
+            }
             Err(e) => return Err(e),
         }
     }
     Ok(out)
-}
-
-/// Writes the rows `read` hands over to [`SPILL_PARTITIONS`] spill files by
-/// the hash of their keys, seeded by `level` so that a file partitioned
-/// again spreads; returns the files with the level they are at. Rows keep
-/// their input order within a file (for `first`, `last`).
-fn partition_to_disk(
-    read: impl FnOnce(&mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<()>,
-    spec: &AggregateSpec<'_>,
-    level: u32,
-) -> Result<Vec<(SpillFile, u32)>> {
-    let fields = spec
-        .keys
-        .iter()
-        .map(|k| SortField::new(k.data_type.clone()))
-        .collect();
-    let converter = RowConverter::new(fields)?;
-    let state = foldhash::quality::FixedState::with_seed(0x5107_u64 + u64::from(level));
-    let mut writers: Vec<Option<SpillWriter>> = (0..SPILL_PARTITIONS).map(|_| None).collect();
-    let mut indices: Vec<Vec<u32>> = vec![Vec::new(); SPILL_PARTITIONS];
-    read(&mut |batch| {
-        let keys = spec
-            .keys
-            .iter()
-            .map(|k| evaluate_array(k, &batch))
-            .collect::<Result<Vec<_>>>()?;
-        let rows = converter.convert_columns(&keys)?;
-        indices.iter_mut().for_each(Vec::clear);
-        for (i, row) in rows.iter().enumerate() {
-            let q = (state.hash_one(row.as_ref()) >> 32) as usize % SPILL_PARTITIONS;
-            indices[q].push(i as u32);
-        }
-        for (q, rows) in indices.iter().enumerate() {
-            if rows.is_empty() {
-                continue;
-            }
-            let writer = match &mut writers[q] {
-                Some(w) => w,
-                slot => slot.insert(spec.budget.spill.writer(&batch.schema())?),
-            };
-            let taken = take_record_batch(&batch, &UInt32Array::from(rows.clone()))?;
-            writer.write(&taken)?;
-        }
-        Ok(())
-    })?;
-    writers
-        .into_iter()
-        .flatten()
-        .map(|w| Ok((w.finish()?, level + 1)))
-        .collect()
 }
 
 /// One pass over the input with every group in memory; fails with

@@ -16,10 +16,11 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
-use super::MorselInput;
 use super::join_build::{BuildTable, NONE};
 use super::join_filter::{BuildKeys, KeyMatchFilter};
+use super::{Budget, MorselInput};
 use crate::error::Result;
+use crate::exec::rows_memory_size;
 use crate::kernels::hash_table::KeyEncoder;
 use crate::physical::{BuildSide, join_outputs};
 use crate::physical_expr::PhysicalExpr;
@@ -359,36 +360,89 @@ impl<'a> JoinTable<'a> {
     }
 }
 
-/// Joins `left` and `right` on equal keys, both materialized.
-#[allow(clippy::too_many_arguments)]
+/// What a hash join computes, apart from its inputs.
+#[derive(Clone, Copy)]
+pub struct JoinSpec<'a> {
+    /// Key expressions over the left input.
+    pub left_keys: &'a [PhysicalExpr],
+    /// Key expressions over the right input (of the left keys' types).
+    pub right_keys: &'a [PhysicalExpr],
+    /// The kind of join.
+    pub how: JoinType,
+    /// Which side the table is built on.
+    pub build_side: BuildSide,
+    /// The condition beyond the keys, over the pair's columns.
+    pub filter: Option<&'a PhysicalExpr>,
+    /// The emitted columns and their schema.
+    pub output: JoinOutput<'a>,
+    /// The memory the build side reserves.
+    pub budget: Budget<'a>,
+}
+
+/// Bytes a build side of `batches` takes: its rows copied into one batch,
+/// and per row the hash, the chain link, the table slot and the matched flag.
+pub(super) fn build_memory(batches: &[RecordBatch]) -> usize {
+    rows_memory_size(batches) + row_count(batches) * 32
+}
+
+/// Joins `left` and `right` on equal keys, both materialized. A build side
+/// that the query's memory cannot hold turns the join into a grace hash
+/// join ([`super::join_spill`]).
 pub fn hash_join(
+    left: (Vec<RecordBatch>, SchemaRef),
+    right: (Vec<RecordBatch>, SchemaRef),
+    spec: &JoinSpec<'_>,
+) -> Result<Vec<RecordBatch>> {
+    join_at_level(left, right, spec, 0)
+}
+
+/// [`hash_join`] at `level` of grace partitioning.
+pub(super) fn join_at_level(
     (left, left_schema): (Vec<RecordBatch>, SchemaRef),
     (right, right_schema): (Vec<RecordBatch>, SchemaRef),
-    left_keys: &[PhysicalExpr],
-    right_keys: &[PhysicalExpr],
-    how: JoinType,
-    build_side: BuildSide,
-    filter: Option<&PhysicalExpr>,
-    output: JoinOutput,
+    spec: &JoinSpec<'_>,
+    level: u32,
 ) -> Result<Vec<RecordBatch>> {
-    let build_left = match build_side {
+    let build_left = match spec.build_side {
         BuildSide::Left => true,
         BuildSide::Right => false,
         BuildSide::Smaller => row_count(&left) < row_count(&right),
     };
+    let mut held = spec.budget.pool.reservation("hash join");
+    if let Err(e) = held.try_grow(build_memory(if build_left { &left } else { &right })) {
+        let sides = [(&left, &left_schema), (&right, &right_schema)];
+        let read = sides.map(|(batches, _)| {
+            move |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| {
+                batches.iter().try_for_each(|b| emit(b.clone()))
+            }
+        });
+        return super::join_spill::grace_join(
+            [&read[0], &read[1]],
+            [left_schema.clone(), right_schema.clone()],
+            spec,
+            (level, e),
+        );
+    }
     let l = JoinSide {
         batches: left,
         schema: left_schema,
-        keys: left_keys,
+        keys: spec.left_keys,
     };
     let r = JoinSide {
         batches: right,
         schema: right_schema,
-        keys: right_keys,
+        keys: spec.right_keys,
     };
     let (build, mut probe) = if build_left { (l, r) } else { (r, l) };
     let probe_batches = std::mem::take(&mut probe.batches);
-    let table = JoinTable::new(build, &probe, build_left, how, filter, output)?;
+    let table = JoinTable::new(
+        build,
+        &probe,
+        build_left,
+        spec.how,
+        spec.filter,
+        spec.output,
+    )?;
     // Probe in parallel, one output batch per probe batch.
     let mut out: Vec<RecordBatch> = probe_batches
         .par_iter()
@@ -410,16 +464,44 @@ pub type KeyFilterCounts = (usize, usize);
 /// which side of the join the built rows are. Where it can, the join first
 /// adds its build keys to the probe scan's filters (`join_filter.rs`);
 /// then the second value is the (rows checked, rows passed) of that filter.
+/// A build side that the query's memory cannot hold turns the join into a
+/// grace hash join, both sides partitioned to disk.
 pub fn hash_join_streaming(
     build: JoinSide,
     probe: (&mut MorselInput, JoinSide),
     build_is_left: bool,
-    how: JoinType,
-    filter: Option<&PhysicalExpr>,
-    output: JoinOutput,
+    spec: &JoinSpec<'_>,
 ) -> Result<(Vec<RecordBatch>, Option<KeyFilterCounts>)> {
     let (morsels, probe) = probe;
-    let mut table = JoinTable::new(build, &probe, build_is_left, how, filter, output)?;
+    let mut held = spec.budget.pool.reservation("hash join");
+    if let Err(e) = held.try_grow(build_memory(&build.batches)) {
+        let read_build = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| {
+            build.batches.iter().try_for_each(|b| emit(b.clone()))
+        };
+        let read_probe =
+            |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| morsels.for_each_ordered(emit);
+        let (readers, schemas): ([super::spill_partition::Reader<'_>; 2], _) = if build_is_left {
+            (
+                [&read_build, &read_probe],
+                [build.schema.clone(), probe.schema.clone()],
+            )
+        } else {
+            (
+                [&read_probe, &read_build],
+                [probe.schema.clone(), build.schema.clone()],
+            )
+        };
+        let out = super::join_spill::grace_join(readers, schemas, spec, (0, e))?;
+        return Ok((out, None));
+    }
+    let mut table = JoinTable::new(
+        build,
+        &probe,
+        build_is_left,
+        spec.how,
+        spec.filter,
+        spec.output,
+    )?;
     let key_filter = table.push_key_filter(morsels);
     let parts: Vec<Vec<RecordBatch>> = morsels.fold(Vec::new, |out, batch| {
         if let Some(b) = table

@@ -4,9 +4,11 @@ mod aggregate;
 mod join;
 mod join_build;
 mod join_filter;
+mod join_spill;
 mod morsel;
 mod pipeline;
 mod sort;
+mod spill_partition;
 mod window;
 mod window_aggregate;
 mod window_frame;
@@ -16,11 +18,12 @@ use arrow::record_batch::RecordBatch;
 use crate::error::Result;
 use crate::physical::PhysicalPlan;
 
-pub use aggregate::{Aggregated, SPILL_PARTITIONS, SPLIT_GROUPS, hash_aggregate};
-pub use join::{JoinSide, cross_join, hash_join, hash_join_streaming};
+pub use aggregate::{Aggregated, SPLIT_GROUPS, hash_aggregate};
+pub use join::{JoinSide, JoinSpec, cross_join, hash_join, hash_join_streaming};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
+pub use spill_partition::SPILL_PARTITIONS;
 pub use window::{WindowSpec, window};
 
 /// The memory an operator runs in: the query's pool, and where it spills.
@@ -82,15 +85,19 @@ pub fn run_operator(
         } => {
             let right_batches = inputs.pop().unwrap_or_default();
             let left_batches = inputs.pop().unwrap_or_default();
+            let spec = JoinSpec {
+                left_keys,
+                right_keys,
+                how: *how,
+                build_side: *build_side,
+                filter: filter.as_ref(),
+                output: (output.as_deref(), schema),
+                budget: ctx.budget(),
+            };
             hash_join(
                 (left_batches, left.schema()),
                 (right_batches, right.schema()),
-                left_keys,
-                right_keys,
-                *how,
-                *build_side,
-                filter.as_ref(),
-                (output.as_deref(), schema),
+                &spec,
             )
         }
         PhysicalPlan::CrossJoin { schema, .. } => {
