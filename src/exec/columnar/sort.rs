@@ -43,8 +43,8 @@ pub struct SortSpec<'a> {
 /// rows (arrow's lexsort then does a partial sort: top-k).
 pub fn sort(input: Vec<RecordBatch>, mut spec: SortSpec<'_>) -> Result<Vec<RecordBatch>> {
     let size = rows_memory_size(&input);
-    // The input concatenated, and its sorted copy.
-    if spec.reservation.try_grow(2 * size).is_ok() {
+    // The input, concatenated, and its sorted copy.
+    if spec.reservation.try_grow(3 * size).is_ok() {
         return sort_in_memory(&input, &spec);
     }
     let mut out = Vec::new();
@@ -100,7 +100,7 @@ pub fn external_sort(
         // A batch larger than the budget goes in pieces that fit.
         let mut pieces = vec![batch?];
         while let Some(piece) = pieces.pop() {
-            let size = 2 * rows_memory_size(std::slice::from_ref(&piece));
+            let size = 3 * rows_memory_size(std::slice::from_ref(&piece));
             if spec.reservation.try_grow(size).is_ok() {
                 run.push(piece);
                 continue;
