@@ -5,7 +5,8 @@
 //! A query is described with the [`LazyFrame`] API (or in SQL, see [`sql`]),
 //! planned as a [`plan::LogicalPlan`], optimized, and run by a vectorized,
 //! multi-core executor over Apache Arrow record batches. A
-//! [`SessionConfig`] holds the settings (device, threads, optimizer rules);
+//! [`SessionConfig`] holds the settings (device, threads, optimizer rules,
+//! memory limit);
 //! scalar functions live in the [`functions`] registry.
 //!
 //! ```

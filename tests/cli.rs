@@ -487,3 +487,55 @@ fn several_statements_run_in_order_and_output_format_follows_the_extension() {
         "{err}"
     );
 }
+
+#[test]
+fn memory_limits_spill_stream_into_files_and_refuse_nonsense() {
+    let dir = csv_dir();
+    let temp = tempfile::tempdir().unwrap();
+    // A sort spilled under a tiny limit, streamed into an Arrow file.
+    let out_file = dir.path().join("sorted.arrow");
+    let out = sloth()
+        .args(["sql", "--memory-limit", "1KiB", "--temp-dir"])
+        .arg(temp.path())
+        .arg("--data")
+        .arg(dir.path())
+        .args([
+            "-c",
+            "select name, id from t order by name desc",
+            "--output",
+        ])
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let back = sloth::LazyFrame::scan_ipc(&out_file)
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert_eq!(back.num_rows(), 3);
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+    // Settings read back; a malformed size is one line and exit 1.
+    let out = sloth()
+        .args(["sql", "--memory-limit", "3GiB", "-c", "show memory_limit"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "3 GiB\n");
+    let out = sloth()
+        .args(["sql", "--memory-limit", "4 gigs", "-c", "select 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'4 gigs' is not a size") && err.lines().count() == 1,
+        "{err}"
+    );
+    // --help shows the default for this machine.
+    let help = sloth().args(["sql", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--memory-limit") && help.contains("default:"),
+        "{help}"
+    );
+}
