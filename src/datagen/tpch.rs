@@ -9,7 +9,7 @@ use tpchgen::generators::*;
 use tpchgen_arrow::*;
 
 use crate::error::{Result, SlothError};
-use crate::io::BATCH_SIZE;
+use crate::io::{BATCH_SIZE, FileFormat, FileSink};
 
 /// The eight TPC-H tables.
 pub const TPCH_TABLES: [&str; 8] = [
@@ -71,19 +71,58 @@ pub fn tpch_table(table: &str, sf: f64) -> Result<(SchemaRef, Vec<RecordBatch>)>
 
 /// Writes all eight tables as `<out>/<table>.parquet` (or `.csv`), calling
 /// `progress(table)` after each.
+///
+/// Each table streams into its file: parts of about 750K lineitem rows
+/// are generated a few at a time in parallel and written in order, so
+/// memory holds those parts only, at any scale.
 pub fn write_tpch(sf: f64, out: &Path, format: &str, mut progress: impl FnMut(&str)) -> Result<()> {
+    let format = match format {
+        "parquet" => FileFormat::Parquet,
+        "csv" => FileFormat::Csv,
+        other => {
+            return Err(SlothError::unsupported(format!(
+                "output format '{other}' (use parquet or csv)"
+            )));
+        }
+    };
+    if sf.is_nan() || sf <= 0.0 {
+        return Err(SlothError::plan(format!(
+            "scale factor must be positive, got {sf}"
+        )));
+    }
     std::fs::create_dir_all(out)?;
+    let ahead = rayon::current_num_threads().max(1);
     for table in TPCH_TABLES {
-        let (schema, batches) = tpch_table(table, sf)?;
-        let path = out.join(format!("{table}.{format}"));
-        match format {
-            "parquet" => crate::io::write_parquet(&path, &schema, &batches)?,
-            "csv" => crate::io::write_csv(&path, &schema, &batches)?,
-            other => {
-                return Err(SlothError::unsupported(format!(
-                    "output format '{other}' (use parquet or csv)"
-                )));
+        let ext = if format == FileFormat::Csv {
+            "csv"
+        } else {
+            "parquet"
+        };
+        let parts = match table {
+            "nation" | "region" => 1,
+            _ => ((sf * 8.0).ceil() as i32).clamp(1, 100_000),
+        };
+        let mut sink = None;
+        for first in (1..=parts).step_by(ahead) {
+            let last = (first + ahead as i32 - 1).min(parts);
+            let pieces: Vec<(SchemaRef, Vec<RecordBatch>)> = (first..=last)
+                .into_par_iter()
+                .map(|p| generate_part(table, sf, p, parts))
+                .collect::<Result<_>>()?;
+            for (schema, batches) in pieces {
+                let sink = match &mut sink {
+                    Some(s) => s,
+                    None => sink.insert(FileSink::create(
+                        out.join(format!("{table}.{ext}")),
+                        format,
+                        &schema,
+                    )?),
+                };
+                batches.iter().try_for_each(|b| sink.write(b))?;
             }
+        }
+        if let Some(sink) = sink {
+            sink.finish()?;
         }
         progress(table);
     }
