@@ -62,6 +62,43 @@ impl std::fmt::Display for Device {
     }
 }
 
+/// The engine that runs a query's optimized plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// sloth's own executors.
+    #[default]
+    Sloth,
+    /// Apache DataFusion, in this process (feature `datafusion`).
+    DataFusion,
+}
+
+impl FromStr for Engine {
+    type Err = SlothError;
+    fn from_str(s: &str) -> Result<Engine> {
+        match s.to_ascii_lowercase().as_str() {
+            "sloth" => Ok(Engine::Sloth),
+            "datafusion" if cfg!(feature = "datafusion") => Ok(Engine::DataFusion),
+            "datafusion" => Err(SlothError::Config(
+                "this sloth was built without the DataFusion engine; build it with \
+                 --features datafusion"
+                    .into(),
+            )),
+            _ => Err(SlothError::Config(format!(
+                "unknown engine '{s}'; engines: sloth, datafusion"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Engine::Sloth => "sloth",
+            Engine::DataFusion => "datafusion",
+        })
+    }
+}
+
 /// Which optimizer rules run (rule names: `sloth explain` lists those that
 /// fired; an unknown name is an error when a query is optimized).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -109,6 +146,8 @@ pub struct SessionConfig {
     /// Where operators spill what does not fit; `None` is the system's
     /// temp directory.
     pub temp_dir: Option<PathBuf>,
+    /// The engine that runs the optimized plan.
+    pub engine: Engine,
 }
 
 /// The names [`SessionConfig::set`] takes, each with what it sets.
@@ -130,6 +169,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
     (
         "temp_dir",
         "directory for spill files; default the system's temp directory",
+    ),
+    (
+        "engine",
+        "what runs the optimized plan: sloth, or datafusion (feature `datafusion`)",
     ),
 ];
 
@@ -171,6 +214,12 @@ impl SessionConfig {
     /// This config with `threads` worker threads per query (0: all cores).
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
+        self
+    }
+
+    /// This config running plans on `engine`.
+    pub fn with_engine(mut self, engine: Engine) -> Self {
+        self.engine = engine;
         self
     }
 
@@ -242,6 +291,7 @@ impl SessionConfig {
                     },
                 }
             }
+            "engine" => self.engine = value.parse()?,
             "temp_dir" => {
                 self.temp_dir = match value {
                     "" | "default" => None,
@@ -265,6 +315,7 @@ impl SessionConfig {
                 bytes => format_bytes(bytes),
             },
             "temp_dir" => self.temp_dir_path().display().to_string(),
+            "engine" => self.engine.to_string(),
             _ => return Err(unknown_setting(name)),
         })
     }
@@ -392,6 +443,12 @@ mod tests {
             "{size}"
         );
         assert!(c.set("memory_limit", "0").is_err());
+        assert!(c.set("engine", "spark").is_err());
+        assert_eq!(
+            c.set("engine", "datafusion").is_ok(),
+            cfg!(feature = "datafusion")
+        );
+        c.engine = Engine::Sloth;
         assert_eq!(c, SessionConfig::default(), "a failed set changes nothing");
     }
 

@@ -72,6 +72,9 @@ pub enum SlothError {
     /// Malformed input data (CSV that does not parse, a bad cast at run time).
     #[error("data error: {0}")]
     Data(String),
+    /// An error DataFusion gave running a plan sloth handed over.
+    #[error("DataFusion: {0}")]
+    DataFusion(String),
     /// Errors from arrow kernels.
     #[error("arrow error: {0}")]
     Arrow(#[from] ArrowError),

@@ -68,7 +68,7 @@ pub use frame::{DataFrame, LazyFrame};
 
 /// The names most programs need.
 pub mod prelude {
-    pub use crate::config::{Device, SessionConfig};
+    pub use crate::config::{Device, Engine, SessionConfig};
     pub use crate::error::{Result, SlothError};
     pub use crate::expr::{
         Expr, MathFunc, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit, when,

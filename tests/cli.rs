@@ -539,3 +539,36 @@ fn memory_limits_spill_stream_into_files_and_refuse_nonsense() {
         "{help}"
     );
 }
+
+#[test]
+fn the_engine_flag_names_what_it_needs() {
+    let out = sloth()
+        .args(["sql", "--engine", "spark", "-c", "select 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown engine 'spark'"), "{err}");
+    let out = sloth()
+        .args([
+            "sql",
+            "--engine",
+            "datafusion",
+            "--format",
+            "csv",
+            "-c",
+            "select 1 + 1 as two",
+        ])
+        .output()
+        .unwrap();
+    if cfg!(feature = "datafusion") {
+        assert_success(&out);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "two\n2\n");
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--features datafusion") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+}

@@ -10,6 +10,9 @@ mod common;
 
 /// The `sloth` binary: exit codes, one-line errors, formats, and the REPL.
 mod cli;
+/// The DataFusion engine: sloth's plans translated and run there.
+#[cfg(feature = "datafusion")]
+mod datafusion_engine;
 /// Group-by over Parquet columns whose dictionary codes the scan hands on.
 mod dictionary_codes;
 /// GPU offload: the kernels' CPU port, the fallback, and (with a GPU) the device.

@@ -5,6 +5,8 @@
 //! feed `EXPLAIN ANALYZE` and the profiler.
 
 pub mod columnar;
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
 pub mod rowwise;
 mod shared;
 

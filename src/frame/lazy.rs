@@ -467,6 +467,11 @@ impl LazyFrame {
             plan,
             physical
         );
+        #[cfg(feature = "datafusion")]
+        if self.config.engine == crate::config::Engine::DataFusion {
+            let handed = exec::datafusion::explain(&plan, &self.config)?;
+            text.push_str(&format!("\nHanded to DataFusion as:\n{handed}\n"));
+        }
         let placement = crate::gpu::placement::placement(&plan, self.config.device)?;
         if !placement.is_empty() {
             text.push_str(&format!(
@@ -513,6 +518,11 @@ impl LazyFrame {
     fn run_here(&self, ctx: &ExecContext) -> Result<DataFrame> {
         SlothError::catching_panics(|| {
             let plan = self.optimized_plan()?;
+            #[cfg(feature = "datafusion")]
+            if self.config.engine == crate::config::Engine::DataFusion {
+                let batches = exec::datafusion::collect(&plan, &self.config)?;
+                return Ok(DataFrame::new(plan.schema()?, batches));
+            }
             let physical = create_physical_plan(&plan)?;
             let batches = self.config.install(|| exec::execute_with(&physical, ctx))?;
             Ok(DataFrame::new(physical.schema(), batches))
@@ -523,6 +533,12 @@ impl LazyFrame {
     /// (rows, batches, bytes, time per operator) and the memory the query
     /// held and spilled: `EXPLAIN ANALYZE`.
     pub fn profile(&self) -> Result<String> {
+        if self.config.engine != crate::config::Engine::Sloth {
+            return Err(SlothError::unsupported(format!(
+                "EXPLAIN ANALYZE on the {} engine; it profiles sloth's own operators",
+                self.config.engine
+            )));
+        }
         let ctx = ExecContext::new(&self.config).counting_bytes();
         self.run(&ctx)?;
         Ok(crate::profile::format_metrics(&ctx.metrics()) + &ctx.memory_use().to_string() + "\n")
@@ -560,6 +576,11 @@ impl LazyFrame {
     /// Returns the rows written.
     pub fn sink(&self, path: impl AsRef<Path>, format: FileFormat) -> Result<usize> {
         let path = path.as_ref();
+        if self.config.engine != crate::config::Engine::Sloth {
+            let df = self.collect()?;
+            crate::io::write_file(path, format, df.schema(), df.batches())?;
+            return Ok(df.num_rows());
+        }
         crate::config::on_large_stack(|| {
             SlothError::catching_panics(|| {
                 let plan = self.optimized_plan()?;

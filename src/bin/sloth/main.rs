@@ -224,6 +224,10 @@ struct SessionFlags {
     /// Directory for spill files (default: the system's temp directory).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<String>,
+    /// What runs the optimized plan: sloth (default), or datafusion (a
+    /// build with the `datafusion` feature).
+    #[arg(long)]
+    engine: Option<String>,
 }
 
 /// `--memory-limit`'s help, with this machine's default.
@@ -262,6 +266,9 @@ impl SessionFlags {
         }
         if let Some(dir) = &self.temp_dir {
             config.set("temp_dir", dir)?;
+        }
+        if let Some(engine) = &self.engine {
+            config.set("engine", engine)?;
         }
         Ok(config)
     }
