@@ -387,7 +387,7 @@ pub(super) fn build_memory(batches: &[RecordBatch]) -> usize {
 
 /// Joins `left` and `right` on equal keys, both materialized. A build side
 /// that the query's memory cannot hold turns the join into a grace hash
-/// join ([`super::join_spill`]).
+/// join (`exec/columnar/join_spill.rs`).
 pub fn hash_join(
     left: (Vec<RecordBatch>, SchemaRef),
     right: (Vec<RecordBatch>, SchemaRef),
