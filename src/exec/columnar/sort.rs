@@ -365,11 +365,13 @@ mod tests {
         ]
     }
 
-    fn run(
+    /// Sorts `batches` by [`keys`] within `limit_bytes`; checks that no
+    /// spill file is left; returns the result and the bytes spilled.
+    fn sort_within(
         batches: Vec<RecordBatch>,
         limit_bytes: u64,
         limit: Option<usize>,
-    ) -> (RecordBatch, u64) {
+    ) -> (Result<RecordBatch>, u64) {
         let schema = batches[0].schema();
         let pool = MemoryPool::new(limit_bytes);
         let root = tempfile::tempdir().unwrap();
@@ -382,15 +384,23 @@ mod tests {
             reservation: pool.reservation("sort"),
             spill: &spill,
         };
-        let out = sort(batches, spec).unwrap();
-        assert!(out.iter().all(|b| b.num_rows() <= BATCH_SIZE));
+        let out = sort(batches, spec).map(|out| {
+            assert!(out.iter().all(|b| b.num_rows() <= BATCH_SIZE));
+            concat_batches(&schema, &out).unwrap()
+        });
         drop(spill);
-        assert_eq!(
-            std::fs::read_dir(root.path()).unwrap().count(),
-            0,
-            "spill files left"
-        );
-        (concat_batches(&schema, &out).unwrap(), pool.spilled().0)
+        let left = std::fs::read_dir(root.path()).unwrap().count();
+        assert_eq!(left, 0, "spill files left");
+        (out, pool.spilled().0)
+    }
+
+    fn run(
+        batches: Vec<RecordBatch>,
+        limit_bytes: u64,
+        limit: Option<usize>,
+    ) -> (RecordBatch, u64) {
+        let (out, spilled) = sort_within(batches, limit_bytes, limit);
+        (out.unwrap(), spilled)
     }
 
     #[test]
@@ -407,21 +417,8 @@ mod tests {
 
     #[test]
     fn a_budget_below_one_row_is_a_clear_error() {
-        let batches = input(1000, 1000);
-        let schema = batches[0].schema();
-        let pool = MemoryPool::new(10);
-        let root = tempfile::tempdir().unwrap();
-        let spill = SpillDir::new(root.path().to_path_buf(), pool.clone());
-        let keys = keys();
-        let spec = SortSpec {
-            schema: &schema,
-            keys: &keys,
-            limit: None,
-            reservation: pool.reservation("sort"),
-            spill: &spill,
-        };
-        let e = sort(batches, spec).unwrap_err();
-        use crate::error::SlothError;
-        assert!(matches!(e, SlothError::MemoryLimit(_)), "{e}");
+        let (out, _) = sort_within(input(1000, 1000), 10, None);
+        let e = out.unwrap_err();
+        assert!(matches!(e, crate::error::SlothError::MemoryLimit(_)), "{e}");
     }
 }

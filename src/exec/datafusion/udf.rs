@@ -41,12 +41,13 @@ fn to_df(e: SlothError) -> DataFusionError {
 }
 
 impl SlothFunction {
-    /// sloth's signature for arguments of `types` (constants where known).
+    /// sloth's signature for arguments of `fields` (constants where known).
     fn sloth_signature(
         &self,
-        types: &[DataType],
+        fields: &[FieldRef],
         constants: &[Option<ArrayRef>],
     ) -> DfResult<crate::expr::function::Signature> {
+        let types: Vec<DataType> = fields.iter().map(|f| f.data_type().clone()).collect();
         let args: Vec<ArgType> = types
             .iter()
             .zip(constants)
@@ -69,31 +70,25 @@ impl ScalarUDFImpl for SlothFunction {
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> DfResult<DataType> {
-        let none = vec![None; arg_types.len()];
-        Ok(self.sloth_signature(arg_types, &none)?.output)
+        let fields: Vec<FieldRef> = arg_types
+            .iter()
+            .map(|t| Arc::new(Field::new("", t.clone(), true)))
+            .collect();
+        let none = vec![None; fields.len()];
+        Ok(self.sloth_signature(&fields, &none)?.output)
     }
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
-        let types: Vec<DataType> = args
-            .arg_fields
-            .iter()
-            .map(|f| f.data_type().clone())
-            .collect();
         let constants = args
             .scalar_arguments
             .iter()
             .map(|s| s.map(DfScalar::to_array).transpose())
             .collect::<DfResult<Vec<_>>>()?;
-        let output = self.sloth_signature(&types, &constants)?.output;
+        let output = self.sloth_signature(args.arg_fields, &constants)?.output;
         Ok(Arc::new(Field::new(self.name(), output, true)))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<DfValue> {
-        let types: Vec<DataType> = args
-            .arg_fields
-            .iter()
-            .map(|f| f.data_type().clone())
-            .collect();
         let constants: Vec<Option<ArrayRef>> = args
             .args
             .iter()
@@ -102,7 +97,7 @@ impl ScalarUDFImpl for SlothFunction {
                 DfValue::Array(_) => Ok(None),
             })
             .collect::<DfResult<_>>()?;
-        let signature = self.sloth_signature(&types, &constants)?;
+        let signature = self.sloth_signature(&args.arg_fields, &constants)?;
         let values = args
             .args
             .iter()
