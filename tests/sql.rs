@@ -1723,3 +1723,39 @@ fn null_safe_comparisons_and_in_lists_of_expressions() {
          where n_regionkey = n_nationkey - 1 or n_regionkey = n_nationkey");
     assert_eq!(by_column, spelled_out);
 }
+
+/// `-0.0 = 0.0` everywhere a float is compared, grouped, made distinct or
+/// joined on, columnar and row-wise; the expected counts are DuckDB's
+/// (`select count(*) filter (where x = 0) ...` over the same three values).
+#[test]
+fn negative_zero_equals_zero() {
+    use std::sync::Arc;
+    let x: arrow::array::ArrayRef =
+        Arc::new(arrow::array::Float64Array::from(vec![-0.0, 0.0, 1.5]));
+    let batch = RecordBatch::try_from_iter([("x", x)]).unwrap();
+    let mut c = SqlContext::new();
+    c.register(
+        "t",
+        LazyFrame::from_batches(common::split(&batch, 1)).unwrap(),
+    );
+    c.register(
+        "u",
+        LazyFrame::from_batches(vec![batch.slice(1, 1)]).unwrap(),
+    );
+    for (sql, want) in [
+        ("select count(*) from t where x = 0", "2"),
+        ("select count(*) from t where x < 0", "0"),
+        ("select count(*) from t where x in (0.0, 7.0)", "2"),
+        ("select count(distinct x) from t", "2"),
+        ("select count(*) from (select x from t group by x)", "2"),
+        ("select count(*) from (select distinct x from t)", "2"),
+        ("select count(*) from t join u on t.x = u.x", "2"),
+    ] {
+        let lf = c.sql(sql).unwrap();
+        assert_eq!(common::rows(&lf), vec![want], "{sql}");
+        let plan = lf.physical_plan().unwrap();
+        let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+        let rowwise = DataFrame::new(plan.schema(), batches);
+        assert_eq!(common::rows_of(&rowwise), vec![want], "{sql}: row-wise");
+    }
+}

@@ -136,6 +136,7 @@ impl KeyEncoder {
     /// when every key fits.
     pub fn encode(&self, keys: &[ArrayRef], hashes: &mut Vec<u64>) -> Result<KeyBatch> {
         hashes.clear();
+        let keys = &normalized_keys(keys);
         match self {
             KeyEncoder::Int => {
                 let a = arrow::compute::cast(&keys[0], &DataType::Int64)?;
@@ -181,7 +182,7 @@ impl KeyEncoder {
         match (self, table) {
             (KeyEncoder::Packed(_, conv) | KeyEncoder::Wide(_, conv), GroupTable::Rows { .. }) => {
                 hashes.clear();
-                encode_rows(conv, keys, hashes)
+                encode_rows(conv, &normalized_keys(keys), hashes)
             }
             _ => self.encode(keys, hashes),
         }
@@ -200,7 +201,7 @@ impl KeyEncoder {
                 hashes.clear();
                 let mut packed = Vec::new();
                 let nulls = layout
-                    .encode(keys, &mut packed, true)?
+                    .encode(&normalized_keys(keys), &mut packed, true)?
                     .expect("overflowing keys become null");
                 hashes.extend(packed.iter().map(|&k| hash_u128(k)));
                 Ok(KeyBatch::Packed(packed, nulls))
@@ -219,6 +220,14 @@ impl KeyEncoder {
             }
         }
     }
+}
+
+/// Keys with `-0.0` made `0.0`: float keys group and join by IEEE
+/// equality (`kernels/float_zero.rs`).
+pub fn normalized_keys(keys: &[ArrayRef]) -> Vec<ArrayRef> {
+    keys.iter()
+        .map(crate::kernels::float_zero::normalize_zeros)
+        .collect()
 }
 
 /// Integer keys with their hashes (null keys get one fixed hash).

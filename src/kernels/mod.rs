@@ -6,6 +6,7 @@ pub mod bloom;
 pub mod date_trunc;
 
 pub mod flat_table;
+pub mod float_zero;
 
 pub mod hash_table;
 pub mod like;

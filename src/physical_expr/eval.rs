@@ -16,6 +16,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 use crate::expr::function::ColumnarValue;
 use crate::expr::{Operator, ScalarFunc};
+use crate::kernels::float_zero::normalize_zeros;
 use crate::kernels::strings;
 use crate::physical_expr::{Node, PhysicalExpr};
 
@@ -128,8 +129,11 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
                 return Ok(ColumnarValue::Array(Arc::new(out)));
             }
             let mut acc: Option<BooleanArray> = None;
+            // -0.0 = 0.0 (kernels/float_zero.rs).
+            let v = map_unary(v, |a| Ok(normalize_zeros(a)))?;
             for item in values {
-                let hit = cmp::eq(&*v.datum(), &Scalar::new(item.clone()))?;
+                let item = normalize_zeros(item);
+                let hit = cmp::eq(&*v.datum(), &Scalar::new(item))?;
                 acc = Some(match acc {
                     None => hit,
                     Some(prev) => boolean::or_kleene(&prev, &hit)?,
@@ -173,6 +177,16 @@ fn binary(
     rows: usize,
 ) -> Result<ColumnarValue> {
     let scalar = l.is_scalar() && r.is_scalar();
+    // Floats compare with -0.0 = 0.0 (kernels/float_zero.rs).
+    let normalized;
+    let (l, r) = match op.is_comparison() && l.array().data_type().is_floating() {
+        true => {
+            let zeros = |v: &ColumnarValue| map_unary(v.clone(), |a| Ok(normalize_zeros(a)));
+            normalized = (zeros(l)?, zeros(r)?);
+            (&normalized.0, &normalized.1)
+        }
+        false => (l, r),
+    };
     let (ld, rd) = (l.datum(), r.datum());
     let (ld, rd) = (&*ld, &*rd);
     let out: ArrayRef = match op {

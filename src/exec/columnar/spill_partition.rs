@@ -54,6 +54,8 @@ pub fn partition_to_disk(
             .iter()
             .map(|k| evaluate_array(k, &batch))
             .collect::<Result<Vec<_>>>()?;
+        // Equal keys meet whatever their bits (-0.0 and 0.0), as in the tables.
+        let key_arrays = crate::kernels::hash_table::normalized_keys(&key_arrays);
         let rows = converter.convert_columns(&key_arrays)?;
         indices.iter_mut().for_each(Vec::clear);
         for (i, row) in rows.iter().enumerate() {

@@ -260,7 +260,8 @@ impl Accumulator for Distinct {
         n: usize,
     ) -> Result<()> {
         self.grow(n);
-        let array = &values[0];
+        // Distinct by IEEE equality: -0.0 and 0.0 are one value.
+        let array = &crate::kernels::float_zero::normalize_zeros(&values[0]);
         let nulls = array.logical_nulls();
         let is_null = |r: u32| nulls.as_ref().is_some_and(|n| n.is_null(r as usize));
         let (counts, seen_null) = (&mut self.counts, &mut self.nulls);
@@ -281,7 +282,7 @@ impl Accumulator for Distinct {
                 table,
                 arena,
             } => {
-                let encoded = converter.convert_columns(&values[..1])?;
+                let encoded = converter.convert_columns(std::slice::from_ref(array))?;
                 for (&r, &g) in rows.iter().zip(groups) {
                     if is_null(r) {
                         seen_null[g as usize] = true;
