@@ -86,6 +86,7 @@ impl FileSink {
             path: target.display().to_string(),
             reason: e.to_string(),
         })?;
+        live_temp_files().push(tmp.clone());
         // From here on, dropping the sink removes `tmp`.
         let mut sink = FileSink {
             target,
@@ -173,6 +174,22 @@ impl Drop for FileSink {
         // Not finished, or finishing failed (an error on the way, a
         // panic): no partial file. After the rename there is nothing here.
         let _ = std::fs::remove_file(&self.tmp);
+        live_temp_files().retain(|t| t != &self.tmp);
+    }
+}
+
+/// The temporary files of this process's unfinished writes.
+fn live_temp_files() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the temporary files of every unfinished write of this process:
+/// for a program about to exit without unwinding (the CLI on Ctrl-C),
+/// which then leaves the old outputs and no partial ones.
+pub fn remove_partial_outputs() {
+    for tmp in live_temp_files().drain(..) {
+        let _ = std::fs::remove_file(tmp);
     }
 }
 

@@ -20,5 +20,5 @@ mod system;
 
 pub use pool::{MemoryPool, Reservation};
 pub use size::{format_bytes, parse_bytes};
-pub use spill::{SpillDir, SpillFile, SpillWriter};
+pub use spill::{SpillDir, SpillFile, SpillWriter, remove_spill_dirs};
 pub use system::{default_memory_limit, system_memory};

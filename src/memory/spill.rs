@@ -63,12 +63,16 @@ impl SpillDir {
                 self.root.display()
             ))
         })?;
+        live_dirs().push(made.clone());
         *dir = Some(made.clone());
         Ok(made)
     }
 
     /// A new spill file for batches of `schema`.
     pub fn writer(&self, schema: &SchemaRef) -> Result<SpillWriter> {
+        if CLOSING.load(Ordering::Relaxed) {
+            return Err(SlothError::Internal("the process is exiting".into()));
+        }
         let n = self.files.fetch_add(1, Ordering::Relaxed);
         let path = self.dir()?.join(format!("{n}.arrows"));
         let file = File::create(&path).map_err(|e| spill_error(&path, e))?;
@@ -109,7 +113,32 @@ impl SpillDir {
 impl Drop for SpillDir {
     fn drop(&mut self) {
         if let Some(dir) = self.dir.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = fs::remove_dir_all(dir);
+            let _ = fs::remove_dir_all(&dir);
+            live_dirs().retain(|d| d != &dir);
+        }
+    }
+}
+
+/// The spill directories of this process's running queries.
+fn live_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Set once the process is exiting: no new spill file is made.
+static CLOSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Removes the spill directories of every running query of this process,
+/// and stops new spill files: for a program about to exit without
+/// unwinding (the CLI on Ctrl-C).
+pub fn remove_spill_dirs() {
+    CLOSING.store(true, Ordering::Relaxed);
+    for dir in live_dirs().drain(..) {
+        // A file a writer was creating as the first pass ran goes in the next.
+        for _ in 0..3 {
+            if fs::remove_dir_all(&dir).is_ok() || !dir.exists() {
+                break;
+            }
         }
     }
 }
@@ -277,10 +306,10 @@ mod tests {
         assert_eq!(back[1], b.slice(10, 5));
         assert_eq!(pool.spilled().1, 1);
         let dir = spill.path().unwrap();
-        assert!(dir.exists());
+        assert!(dir.exists() && live_dirs().contains(&dir));
         drop(file);
         drop(spill);
-        assert!(!dir.exists());
+        assert!(!dir.exists() && !live_dirs().contains(&dir));
     }
 
     #[test]

@@ -834,6 +834,14 @@ fn main() -> ExitCode {
         }
     }));
     let cli = Cli::parse();
+    // Ctrl-C while a query runs ends the process (the shell's prompt reads
+    // its own Ctrl-C); its spill files and any partial output go first.
+    // 130: ended by SIGINT.
+    let _ = ctrlc::set_handler(|| {
+        sloth::memory::remove_spill_dirs();
+        sloth::io::remove_partial_outputs();
+        std::process::exit(130);
+    });
     // Planning and evaluating deep expressions recurse: the work runs on a
     // thread with a large stack, and so do the worker threads.
     let _ = rayon::ThreadPoolBuilder::new()
