@@ -240,7 +240,7 @@ fn memory_limit_help() -> String {
         ),
     };
     format!(
-        "Memory a query may hold before its sorts and aggregates spill to disk: \
+        "Memory a query may hold before its sorts, aggregates and joins spill to disk: \
          4GB, 512MiB, 50% (default: {default})"
     )
 }
