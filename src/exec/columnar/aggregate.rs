@@ -585,7 +585,7 @@ pub fn hash_aggregate(
         split_groups,
         budget,
     };
-    spilling_aggregate(input, &spec, 0)
+    spilling_aggregate(input, &spec)
 }
 
 /// The arguments of [`hash_aggregate`], passed down its levels.
@@ -597,11 +597,7 @@ struct AggregateSpec<'a> {
     budget: Budget<'a>,
 }
 
-fn spilling_aggregate(
-    input: &MorselInput,
-    spec: &AggregateSpec<'_>,
-    level: u32,
-) -> Result<Aggregated> {
+fn spilling_aggregate(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<Aggregated> {
     let first = aggregate_in_memory(input, spec);
     // One group (no keys) has nothing to partition.
     if !matches!(first, Err(SlothError::MemoryLimit(_))) || spec.keys.is_empty() {
@@ -619,7 +615,7 @@ fn spilling_aggregate(
         Ok::<_, SlothError>(files.into_iter().flatten().map(move |f| (f, level + 1)))
     };
     let mut queue: Vec<(SpillFile, u32)> =
-        partition(&|emit| input.for_each_ordered(emit), level)?.collect();
+        partition(&|emit| input.for_each_ordered(emit), 0)?.collect();
     let mut out = Aggregated {
         batches: vec![],
         rows_by_code: 0,
