@@ -8,13 +8,13 @@ const DEFAULT_SHARE: f64 = 0.8;
 
 /// Bytes of memory this process may use, if the system says: the smaller
 /// of the cgroup's limit (v2 `memory.max`, v1 `memory.limit_in_bytes`) and
-/// `MemTotal` of `/proc/meminfo`.
+/// `MemTotal` of `/proc/meminfo`. Read once per process.
 pub fn system_memory() -> Option<u64> {
-    let total = meminfo_total();
-    match (total, cgroup_limit()) {
+    static MEMORY: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *MEMORY.get_or_init(|| match (meminfo_total(), cgroup_limit()) {
         (Some(t), Some(c)) => Some(t.min(c)),
         (t, c) => t.or(c),
-    }
+    })
 }
 
 /// The default `memory_limit`: 80% of [`system_memory`], or no limit
