@@ -78,6 +78,19 @@ fn sorted(mut rows: Vec<String>) -> Vec<String> {
     rows
 }
 
+/// `sql` gives the same rows (in any order) under the tight limit as
+/// without one and as the row-wise executor (an independent reference);
+/// returns how many.
+fn assert_agrees(free: &SqlContext, tight: &SqlContext, sql: &str) -> usize {
+    let expected = sorted(run(free, sql));
+    assert_eq!(sorted(run(tight, sql)), expected, "{sql}");
+    let plan = free.sql(sql).unwrap().physical_plan().unwrap();
+    let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+    let rowwise = DataFrame::new(plan.schema(), batches);
+    assert_eq!(sorted(rows_of(&rowwise)), expected, "{sql}: row-wise");
+    expected.len()
+}
+
 const GROUP_BYS: &[&str] = &[
     "select k, count(*), sum(v), min(s), max(w), count(distinct w) from t group by k",
     "select s, avg(v), count(k), first(w) from t group by s",
@@ -92,14 +105,7 @@ fn aggregates_that_outgrow_the_limit_spill_and_agree() {
     let free = context(None, dir.path(), temp.path());
     let tight = context(Some("1MiB"), dir.path(), temp.path());
     for sql in GROUP_BYS {
-        let expected = sorted(run(&free, sql));
-        assert!(expected.len() > 10, "{sql}");
-        assert_eq!(sorted(run(&tight, sql)), expected, "{sql}");
-        // The row-wise executor as an independent reference.
-        let plan = free.sql(sql).unwrap().physical_plan().unwrap();
-        let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
-        let rowwise = DataFrame::new(plan.schema(), batches);
-        assert_eq!(sorted(rows_of(&rowwise)), expected, "{sql}: row-wise");
+        assert!(assert_agrees(&free, &tight, sql) > 10, "{sql}");
     }
     let profile = tight.sql(GROUP_BYS[0]).unwrap().profile().unwrap();
     assert!(profile.contains("spilled"), "{profile}");
@@ -126,13 +132,7 @@ fn joins_whose_build_side_outgrows_the_limit_partition_to_disk() {
     let tight = context(Some("1MiB"), dir.path(), temp.path());
     let mut spilled = 0;
     for sql in JOINS {
-        let expected = sorted(run(&free, sql));
-        assert!(expected.len() > 100, "{sql}");
-        assert_eq!(sorted(run(&tight, sql)), expected, "{sql}");
-        let plan = free.sql(sql).unwrap().physical_plan().unwrap();
-        let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
-        let rowwise = DataFrame::new(plan.schema(), batches);
-        assert_eq!(sorted(rows_of(&rowwise)), expected, "{sql}: row-wise");
+        assert!(assert_agrees(&free, &tight, sql) > 100, "{sql}");
         let profile = tight.sql(sql).unwrap().profile().unwrap();
         spilled += usize::from(!profile.contains("nothing spilled"));
     }
