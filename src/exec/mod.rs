@@ -48,7 +48,7 @@ pub struct NodeMetrics {
 }
 
 /// The memory a query's operators reserved at most, and what they spilled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryUse {
     /// Most bytes reserved at once.
     pub peak: usize,
@@ -58,6 +58,8 @@ pub struct MemoryUse {
     pub spilled_bytes: u64,
     /// Spill files written.
     pub spill_files: usize,
+    /// Each kind of operator's peak: the most its reservations held at once.
+    pub by_operator: Vec<(&'static str, usize)>,
 }
 
 impl std::fmt::Display for MemoryUse {
@@ -72,6 +74,13 @@ impl std::fmt::Display for MemoryUse {
             "memory: operators reserved at most {} under {limit}",
             format_bytes(self.peak as u64)
         )?;
+        let by_operator: Vec<String> = (self.by_operator.iter())
+            .filter(|(_, peak)| *peak > 0)
+            .map(|(name, peak)| format!("{name} {}", format_bytes(*peak as u64)))
+            .collect();
+        if !by_operator.is_empty() {
+            write!(f, " ({})", by_operator.join(", "))?;
+        }
         match self.spill_files {
             0 => write!(f, "; nothing spilled"),
             n => write!(
@@ -133,6 +142,7 @@ impl ExecContext {
             limit: self.memory.limit(),
             spilled_bytes,
             spill_files,
+            by_operator: self.memory.peaks(),
         }
     }
 

@@ -1,8 +1,8 @@
 //! The memory budget of one query, and the reservations operators hold
 //! against it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::size::format_bytes;
 use crate::error::{Result, SlothError};
@@ -17,6 +17,8 @@ pub struct MemoryPool {
     peak: AtomicUsize,
     spilled_bytes: AtomicU64,
     spill_files: AtomicUsize,
+    /// Per consumer: bytes held now, and the most held at once.
+    consumers: Mutex<Vec<(&'static str, usize, usize)>>,
 }
 
 impl MemoryPool {
@@ -28,7 +30,33 @@ impl MemoryPool {
             peak: AtomicUsize::new(0),
             spilled_bytes: AtomicU64::new(0),
             spill_files: AtomicUsize::new(0),
+            consumers: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Each consumer's peak: the most bytes its reservations held at once,
+    /// in the order consumers first reserved.
+    pub fn peaks(&self) -> Vec<(&'static str, usize)> {
+        let consumers = self.consumers.lock().unwrap_or_else(|e| e.into_inner());
+        consumers
+            .iter()
+            .map(|&(name, _, peak)| (name, peak))
+            .collect()
+    }
+
+    /// Adds `delta` bytes (negative: gives back) to `consumer`'s count.
+    fn count(&self, consumer: &'static str, delta: isize) {
+        let mut consumers = self.consumers.lock().unwrap_or_else(|e| e.into_inner());
+        let i = match consumers.iter().position(|c| c.0 == consumer) {
+            Some(i) => i,
+            None => {
+                consumers.push((consumer, 0, 0));
+                consumers.len() - 1
+            }
+        };
+        let entry = &mut consumers[i];
+        entry.1 = entry.1.saturating_add_signed(delta);
+        entry.2 = entry.2.max(entry.1);
     }
 
     /// A pool without a limit.
@@ -73,7 +101,7 @@ impl MemoryPool {
         }
     }
 
-    fn try_grow(&self, bytes: usize, consumer: &str) -> Result<()> {
+    fn try_grow(&self, bytes: usize, consumer: &'static str) -> Result<()> {
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
             let new = used.saturating_add(bytes);
@@ -92,6 +120,7 @@ impl MemoryPool {
             {
                 Ok(_) => {
                     self.peak.fetch_max(new, Ordering::Relaxed);
+                    self.count(consumer, bytes as isize);
                     return Ok(());
                 }
                 Err(now) => used = now,
@@ -99,8 +128,11 @@ impl MemoryPool {
         }
     }
 
-    fn shrink(&self, bytes: usize) {
+    fn shrink(&self, bytes: usize, consumer: &'static str) {
         self.used.fetch_sub(bytes, Ordering::Relaxed);
+        if bytes > 0 {
+            self.count(consumer, -(bytes as isize));
+        }
     }
 }
 
@@ -137,7 +169,7 @@ impl Reservation {
         if bytes > self.size {
             self.try_grow(bytes - self.size)
         } else {
-            self.pool.shrink(self.size - bytes);
+            self.pool.shrink(self.size - bytes, self.consumer);
             self.size = bytes;
             Ok(())
         }
@@ -145,7 +177,7 @@ impl Reservation {
 
     /// Gives everything back.
     pub fn free(&mut self) {
-        self.pool.shrink(self.size);
+        self.pool.shrink(self.size, self.consumer);
         self.size = 0;
     }
 }
@@ -177,6 +209,7 @@ mod tests {
         drop(b);
         assert_eq!(pool.used(), 0);
         assert_eq!(pool.peak(), 600);
+        assert_eq!(pool.peaks(), [("sort", 600), ("hash aggregate", 500)]);
     }
 
     #[test]
