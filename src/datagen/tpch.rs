@@ -16,11 +16,23 @@ pub const TPCH_TABLES: [&str; 8] = [
     "nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
 ];
 
-fn part_count(table: &str, sf: f64) -> i32 {
+/// Parts a table is generated in: about 750K lineitem rows each, at most
+/// `most` (a table held in memory is generated in one wave of parts; a
+/// table written to a file streams, so its parts stay small at any scale).
+fn part_count(table: &str, sf: f64, most: i32) -> i32 {
     match table {
         "nation" | "region" => 1,
-        _ => ((sf * 8.0).ceil() as i32).clamp(1, 64),
+        _ => ((sf * 8.0).ceil() as i32).clamp(1, most),
     }
+}
+
+fn check_scale(sf: f64) -> Result<()> {
+    if sf.is_nan() || sf <= 0.0 {
+        return Err(SlothError::plan(format!(
+            "scale factor must be positive, got {sf}"
+        )));
+    }
+    Ok(())
 }
 
 fn generate_part(
@@ -55,12 +67,8 @@ fn generate_part(
 
 /// One TPC-H table at scale factor `sf`, in memory.
 pub fn tpch_table(table: &str, sf: f64) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    if sf.is_nan() || sf <= 0.0 {
-        return Err(SlothError::plan(format!(
-            "scale factor must be positive, got {sf}"
-        )));
-    }
-    let parts = part_count(table, sf);
+    check_scale(sf)?;
+    let parts = part_count(table, sf, 64);
     let pieces: Vec<(SchemaRef, Vec<RecordBatch>)> = (1..=parts)
         .into_par_iter()
         .map(|p| generate_part(table, sf, p, parts))
@@ -85,11 +93,7 @@ pub fn write_tpch(sf: f64, out: &Path, format: &str, mut progress: impl FnMut(&s
             )));
         }
     };
-    if sf.is_nan() || sf <= 0.0 {
-        return Err(SlothError::plan(format!(
-            "scale factor must be positive, got {sf}"
-        )));
-    }
+    check_scale(sf)?;
     std::fs::create_dir_all(out)?;
     let ahead = rayon::current_num_threads().max(1);
     for table in TPCH_TABLES {
@@ -98,10 +102,7 @@ pub fn write_tpch(sf: f64, out: &Path, format: &str, mut progress: impl FnMut(&s
         } else {
             "parquet"
         };
-        let parts = match table {
-            "nation" | "region" => 1,
-            _ => ((sf * 8.0).ceil() as i32).clamp(1, 100_000),
-        };
+        let parts = part_count(table, sf, 100_000);
         let mut sink = None;
         for first in (1..=parts).step_by(ahead) {
             let last = (first + ahead as i32 - 1).min(parts);

@@ -151,11 +151,6 @@ impl Reservation {
         self.size
     }
 
-    /// The pool this reservation draws from.
-    pub fn pool(&self) -> &Arc<MemoryPool> {
-        &self.pool
-    }
-
     /// Holds `bytes` more, or fails with [`SlothError::MemoryLimit`]
     /// (holding what it held before).
     pub fn try_grow(&mut self, bytes: usize) -> Result<()> {

@@ -87,7 +87,6 @@ impl SpillDir {
             file: Some(SpillFile {
                 path,
                 rows: 0,
-                bytes: 0,
                 memory: 0,
             }),
             writer: Some(writer),
@@ -105,7 +104,8 @@ impl SpillDir {
     }
 
     /// The directory, if a spill made it.
-    pub fn path(&self) -> Option<PathBuf> {
+    #[cfg(test)]
+    fn path(&self) -> Option<PathBuf> {
         self.dir.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
@@ -199,14 +199,9 @@ impl SpillWriter {
         Ok(())
     }
 
-    /// Rows written so far.
-    pub fn rows(&self) -> usize {
-        self.file.as_ref().map_or(0, |f| f.rows)
-    }
-
     /// Flushes the file and hands it over for reading.
     pub fn finish(mut self) -> Result<SpillFile> {
-        let mut file = self.file.take().expect("finished once");
+        let file = self.file.take().expect("finished once");
         let mut writer = self.writer.take().expect("finished once");
         writer.finish().map_err(|e| spill_error(&file.path, e))?;
         let inner = writer
@@ -215,8 +210,8 @@ impl SpillWriter {
         inner
             .into_inner()
             .map_err(|e| spill_error(&file.path, e.error()))?;
-        file.bytes = fs::metadata(&file.path).map_or(0, |m| m.len());
-        self.pool.count_spill(file.bytes);
+        self.pool
+            .count_spill(fs::metadata(&file.path).map_or(0, |m| m.len()));
         Ok(file)
     }
 }
@@ -235,7 +230,6 @@ impl Drop for SpillWriter {
 pub struct SpillFile {
     path: PathBuf,
     rows: usize,
-    bytes: u64,
     memory: usize,
 }
 
@@ -243,11 +237,6 @@ impl SpillFile {
     /// Rows in the file.
     pub fn rows(&self) -> usize {
         self.rows
-    }
-
-    /// Bytes on disk.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
     }
 
     /// Bytes its batches took in memory when written (what reading it

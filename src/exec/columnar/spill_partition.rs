@@ -57,15 +57,16 @@ pub fn partition_to_disk(
         // Equal keys meet whatever their bits (-0.0 and 0.0), as in the tables.
         let key_arrays = crate::kernels::hash_table::normalized_keys(&key_arrays);
         let rows = converter.convert_columns(&key_arrays)?;
-        indices.iter_mut().for_each(Vec::clear);
         for (i, row) in rows.iter().enumerate() {
             let q = (state.hash_one(row.as_ref()) >> 32) as usize % SPILL_PARTITIONS;
             indices[q].push(i as u32);
         }
-        for (q, rows) in indices.iter().enumerate() {
+        for (q, rows) in indices.iter_mut().enumerate() {
             if rows.is_empty() {
                 continue;
             }
+            // The indices move into the array; the next batch starts afresh.
+            let rows = UInt32Array::from(std::mem::take(rows));
             let writer = match &mut writers[q] {
                 Some(w) => w,
                 slot => slot.insert(spill.writer(&batch.schema())?),

@@ -49,7 +49,7 @@ pub fn explain(plan: &LogicalPlan, config: &SessionConfig) -> Result<String> {
     Ok(df_plan.display_indent().to_string())
 }
 
-/// A DataFusion session with `config`'s threads.
+/// A DataFusion context running on `config`'s threads.
 fn context(config: &SessionConfig) -> SessionContext {
     let threads = match config.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),

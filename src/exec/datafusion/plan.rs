@@ -24,7 +24,7 @@ use crate::expr::Expr;
 use crate::io::ScanSource;
 use crate::plan::{JoinType, LogicalPlan, Scan, join_schema};
 
-/// Translates one plan; holds the DataFusion session whose functions the
+/// Translates one plan; holds the DataFusion context whose functions the
 /// expressions call, and numbers the relations it names.
 pub(super) struct Translator<'a> {
     pub(super) ctx: &'a SessionContext,
