@@ -75,6 +75,9 @@ pub enum SlothError {
     /// An error DataFusion gave running a plan sloth handed over.
     #[error("DataFusion: {0}")]
     DataFusion(String),
+    /// A query stopped by its [`crate::CancelToken`] (Ctrl-C).
+    #[error("query cancelled")]
+    Cancelled,
     /// Errors from arrow kernels.
     #[error("arrow error: {0}")]
     Arrow(#[from] ArrowError),

@@ -64,12 +64,14 @@ pub mod physical_expr;
 
 pub use config::SessionConfig;
 pub use error::{Result, SlothError};
+pub use exec::CancelToken;
 pub use frame::{DataFrame, LazyFrame};
 
 /// The names most programs need.
 pub mod prelude {
     pub use crate::config::{Device, Engine, SessionConfig};
     pub use crate::error::{Result, SlothError};
+    pub use crate::exec::CancelToken;
     pub use crate::expr::{
         Expr, MathFunc, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit, when,
     };

@@ -8,6 +8,8 @@
 
 mod common;
 
+/// A CancelToken stops a running query from another thread.
+mod cancel;
 /// The `sloth` binary: exit codes, one-line errors, formats, and the REPL.
 mod cli;
 /// The DataFusion engine: sloth's plans translated and run there.
@@ -33,6 +35,9 @@ mod memory_limit;
 mod operators;
 /// Random plans: the optimizer never changes results.
 mod optimizer_equivalence;
+/// sloth ↔ Polars through the Arrow C Data Interface.
+#[cfg(feature = "polars")]
+mod polars_interop;
 /// The row-wise executor against the columnar one.
 mod rowwise;
 /// The SQL front end on TPC-H SF 0.01 generated in memory.

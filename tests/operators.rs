@@ -107,6 +107,14 @@ fn arithmetic_and_decimals_are_exact() {
 }
 
 #[test]
+fn select_of_aggregates_only_gives_one_row_as_agg_does() {
+    let select = p().select([col("x").sum().alias("s"), col("k").n_unique().alias("n")]);
+    let agg = p().agg([col("x").sum().alias("s"), col("k").n_unique().alias("n")]);
+    assert_eq!(rows(&select), rows(&agg));
+    assert_eq!(rows(&select).len(), 1);
+}
+
+#[test]
 fn with_columns_replaces_and_appends() {
     let lf = p()
         .with_columns([
@@ -541,8 +549,9 @@ fn errors_are_clear_not_panics() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("/no/such/file.parquet"), "{e}");
+    // Aggregates beside a plain column: no row to pair them with.
     let e = p()
-        .select([col("x").sum()])
+        .select([col("x").sum(), col("k")])
         .collect()
         .unwrap_err()
         .to_string();

@@ -4,6 +4,7 @@
 //! operator (`columnar/`), timing every node. The per-node [`NodeMetrics`]
 //! feed `EXPLAIN ANALYZE` and the profiler.
 
+mod cancel;
 pub mod columnar;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
@@ -20,6 +21,8 @@ use crate::config::{Device, SessionConfig};
 use crate::error::Result;
 use crate::memory::{MemoryPool, SpillDir};
 use crate::physical::PhysicalPlan;
+
+pub use cancel::CancelToken;
 
 /// What one operator did during a run.
 #[derive(Debug, Clone)]
@@ -120,6 +123,8 @@ pub struct ExecContext {
     pub memory: std::sync::Arc<MemoryPool>,
     /// Where operators spill; emptied and removed when the context goes.
     pub spill: SpillDir,
+    /// Stops the query between operators and between units of input.
+    pub cancel: CancelToken,
 }
 
 impl Default for ExecContext {
@@ -151,6 +156,7 @@ impl ExecContext {
         columnar::Budget {
             pool: &self.memory,
             spill: &self.spill,
+            cancel: &self.cancel,
         }
     }
 
@@ -167,7 +173,22 @@ impl ExecContext {
             pages: Default::default(),
             spill: SpillDir::new(config.temp_dir_path(), memory.clone()),
             memory,
+            cancel: CancelToken::default(),
         }
+    }
+
+    /// This context, stopped by `cancel`.
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// The units of `plan` if it is a scan or a pipeline over one (see
+    /// [`columnar::MorselInput::stream`]), reading with this execution's
+    /// shared pages and stopping when the query is cancelled.
+    fn morsels(&self, plan: &PhysicalPlan) -> Result<Option<columnar::MorselInput>> {
+        Ok(columnar::MorselInput::stream(plan, Some(&self.pages()))?
+            .map(|m| m.cancellable(self.cancel.clone())))
     }
 
     /// This context, counting the bytes each operator outputs.
@@ -348,8 +369,7 @@ pub fn execute_into(
 ) -> Result<()> {
     within_execution(plan, ctx, || {
         let start = Instant::now();
-        let pages = ctx.pages();
-        if let Some(morsels) = columnar::MorselInput::stream(plan, Some(&pages))? {
+        if let Some(morsels) = ctx.morsels(plan)? {
             morsels.for_each_ordered(emit)?;
             let rows = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
             record_streamed(plan, ctx, rows, start.elapsed());
@@ -358,7 +378,7 @@ pub fn execute_into(
         if let PhysicalPlan::Sort {
             input, keys, limit, ..
         } = plan
-            && let Some(morsels) = columnar::MorselInput::stream(input, Some(&pages))?
+            && let Some(morsels) = ctx.morsels(input)?
         {
             let (sender, batches) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(4);
             let spec = columnar::SortSpec {
@@ -442,6 +462,7 @@ fn run_node(
     next_id: &mut usize,
     depth: usize,
 ) -> Result<(Vec<RecordBatch>, Duration)> {
+    ctx.cancel.check()?;
     let id = *next_id;
     *next_id += 1;
     // A group-by or join the GPU may take: run the inputs, offer the
@@ -477,7 +498,7 @@ fn run_node(
     ) = (plan, ctx.fuse)
     {
         let start = Instant::now();
-        if let Some(morsels) = columnar::MorselInput::stream(input, Some(&ctx.pages()))? {
+        if let Some(morsels) = ctx.morsels(input)? {
             let morsels = morsels.selecting().with_codes_for(keys);
             let agg = columnar::hash_aggregate(
                 &morsels,
@@ -539,7 +560,7 @@ fn run_node(
         let (built_batches, built_time) = run(built, ctx, &mut built_id.clone(), depth + 1)?;
         let built_rows: usize = built_batches.iter().map(|b| b.num_rows()).sum();
         if built_rows <= estimate
-            && let Some(mut morsels) = columnar::MorselInput::stream(streamed, Some(&ctx.pages()))?
+            && let Some(mut morsels) = ctx.morsels(streamed)?
         {
             let start = Instant::now();
             let build = columnar::JoinSide {

@@ -8,7 +8,7 @@ use arrow::record_batch::RecordBatch;
 
 use crate::config::{Device, OptimizerOptions, SessionConfig};
 use crate::error::{Result, SlothError};
-use crate::exec::{self, ExecContext, NodeMetrics};
+use crate::exec::{self, CancelToken, ExecContext, NodeMetrics};
 use crate::expr::{Expr, col};
 use crate::frame::DataFrame;
 use crate::io::{CsvOptions, FileFormat, FileSink, ScanSource};
@@ -41,6 +41,7 @@ use crate::plan::{JoinType, LogicalPlan, Scan, SortKey};
 pub struct LazyFrame {
     plan: Arc<LogicalPlan>,
     config: Arc<SessionConfig>,
+    cancel: CancelToken,
 }
 
 impl From<LogicalPlan> for LazyFrame {
@@ -48,6 +49,7 @@ impl From<LogicalPlan> for LazyFrame {
         LazyFrame {
             plan: Arc::new(plan),
             config: Arc::default(),
+            cancel: CancelToken::default(),
         }
     }
 }
@@ -66,6 +68,7 @@ impl LazyFrame {
         LazyFrame {
             plan: Arc::new(plan),
             config: self.config.clone(),
+            cancel: self.cancel.clone(),
         }
     }
 
@@ -193,9 +196,14 @@ impl LazyFrame {
 
     /// Computes exactly these columns.
     /// Window expressions ([`Expr::over`]), alone or inside larger ones, are
-    /// computed by a window step first.
+    /// computed by a window step first. Where every expression aggregates
+    /// (`select([col("x").sum(), col("y").max()])`), the result is one row,
+    /// as [`LazyFrame::agg`] gives (and as Polars does).
     pub fn select(&self, exprs: impl IntoIterator<Item = Expr>) -> Self {
         let exprs = self.expand_wildcards(exprs.into_iter().collect());
+        if !exprs.is_empty() && exprs.iter().all(Expr::contains_agg) {
+            return self.agg(exprs);
+        }
         self.project(exprs)
     }
 
@@ -490,9 +498,22 @@ impl LazyFrame {
         create_physical_plan(&self.optimized_plan()?)
     }
 
+    /// This frame, stopped by `cancel` while it runs (from another thread:
+    /// a Ctrl-C handler, a timeout): collect, profile and sinks then fail
+    /// with [`SlothError::Cancelled`] at the next operator or batch of input.
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// A context to run this frame in: its settings, its cancel token.
+    fn context(&self) -> ExecContext {
+        ExecContext::new(&self.config).with_cancel(self.cancel.clone())
+    }
+
     /// Runs the query.
     pub fn collect(&self) -> Result<DataFrame> {
-        self.run(&ExecContext::new(&self.config))
+        self.run(&self.context())
     }
 
     /// Runs the query without the optimizer (the reference for its tests).
@@ -505,7 +526,7 @@ impl LazyFrame {
     /// Runs the query and returns the per-operator metrics too, bytes
     /// included.
     pub fn collect_with_metrics(&self) -> Result<(DataFrame, Vec<NodeMetrics>)> {
-        let ctx = ExecContext::new(&self.config).counting_bytes();
+        let ctx = self.context().counting_bytes();
         Ok((self.run(&ctx)?, ctx.metrics()))
     }
 
@@ -539,7 +560,7 @@ impl LazyFrame {
                 self.config.engine
             )));
         }
-        let ctx = ExecContext::new(&self.config).counting_bytes();
+        let ctx = self.context().counting_bytes();
         self.run(&ctx)?;
         Ok(crate::profile::format_metrics(&ctx.metrics()) + &ctx.memory_use().to_string() + "\n")
     }
@@ -585,7 +606,7 @@ impl LazyFrame {
             SlothError::catching_panics(|| {
                 let plan = self.optimized_plan()?;
                 let physical = create_physical_plan(&plan)?;
-                let ctx = ExecContext::new(&self.config);
+                let ctx = self.context();
                 let mut sink = FileSink::create(path, format, &physical.schema())?;
                 self.config
                     .install(|| exec::execute_into(&physical, &ctx, &mut |b| sink.write(&b)))?;

@@ -2,6 +2,8 @@
 
 mod dataframe;
 mod lazy;
+#[cfg(feature = "polars")]
+mod polars;
 
 pub use dataframe::DataFrame;
 pub use lazy::{GroupBy, LazyFrame, plan_aggregate};

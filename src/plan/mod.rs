@@ -56,6 +56,29 @@ impl JoinType {
     }
 }
 
+impl std::str::FromStr for JoinType {
+    type Err = SlothError;
+
+    /// The kind a name stands for, as Polars spells them (`inner`, `left`,
+    /// `right`, `full`, `semi`, `anti`, `cross`); `outer` is `full`.
+    fn from_str(name: &str) -> Result<Self> {
+        Ok(match name.to_ascii_lowercase().as_str() {
+            "inner" => JoinType::Inner,
+            "left" => JoinType::Left,
+            "right" => JoinType::Right,
+            "full" | "outer" => JoinType::Full,
+            "semi" => JoinType::Semi,
+            "anti" => JoinType::Anti,
+            "cross" => JoinType::Cross,
+            _ => {
+                return Err(SlothError::Plan(format!(
+                    "unknown join kind '{name}'; expected inner, left, right, full, semi, anti or cross"
+                )));
+            }
+        })
+    }
+}
+
 pub use crate::expr::SortKey;
 
 /// A table read, with what the optimizer pushed into it.

@@ -24,6 +24,28 @@ use crate::error::{Result, SlothError};
 use crate::frame::{DataFrame, LazyFrame};
 use crate::io::CsvOptions;
 
+/// The arrow type a SQL type name stands for (`BIGINT`, `decimal(12,2)`,
+/// `varchar`, `timestamp`, ...), as `CAST(x AS name)` reads it.
+///
+/// ```
+/// use arrow::datatypes::DataType;
+/// assert_eq!(sloth::sql::data_type("bigint")?, DataType::Int64);
+/// assert!(sloth::sql::data_type("no such type").is_err());
+/// # Ok::<(), sloth::SlothError>(())
+/// ```
+pub fn data_type(name: &str) -> Result<arrow::datatypes::DataType> {
+    let mut parser = Parser::new(&GenericDialect {})
+        .try_with_sql(name)
+        .map_err(|e| SlothError::SqlSyntax(e.to_string()))?;
+    let parsed = parser
+        .parse_data_type()
+        .map_err(|_| SlothError::Plan(format!("'{name}' is not a type name")))?;
+    if parser.peek_token().token != sqlparser::tokenizer::Token::EOF {
+        return Err(SlothError::Plan(format!("'{name}' is not a type name")));
+    }
+    expr::data_type_of(&parsed)
+}
+
 /// Registered tables, by name.
 #[derive(Debug, Clone, Default)]
 pub struct SqlContext {

@@ -731,6 +731,7 @@ fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<
                 .map(|q| {
                     let mut out = spec.part(wholes[0].table.as_ref())?;
                     for w in wholes {
+                        spec.budget.cancel.check()?;
                         spec.merge_into(&mut out, w, q, partitions)?;
                     }
                     spec.emit(out, schema)
@@ -802,6 +803,7 @@ fn merge_partitioned(
                 t.reserve(more);
             }
             for other in &parts {
+                spec.budget.cancel.check()?;
                 spec.merge_into(&mut base, other, 0, 1)?;
             }
             spec.emit(base, schema)

@@ -33,6 +33,8 @@ pub struct Budget<'a> {
     pub pool: &'a std::sync::Arc<crate::memory::MemoryPool>,
     /// Where operators spill.
     pub spill: &'a crate::memory::SpillDir,
+    /// The query's cancel switch, checked between long steps.
+    pub cancel: &'a crate::exec::CancelToken,
 }
 
 /// Runs one operator over its already computed inputs.

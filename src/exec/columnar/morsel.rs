@@ -32,6 +32,8 @@ pub struct MorselInput {
     /// Scan columns whose dictionary codes the consumer uses
     /// ([`MorselInput::with_codes_for`]).
     codes: Vec<usize>,
+    /// Stops reading when the query is cancelled.
+    cancel: crate::exec::CancelToken,
 }
 
 impl MorselInput {
@@ -45,7 +47,15 @@ impl MorselInput {
             rows: AtomicUsize::new(0),
             select: false,
             codes: vec![],
+            cancel: Default::default(),
         }
+    }
+
+    /// This input, stopping with [`crate::SlothError::Cancelled`] before
+    /// its next unit once `cancel` is thrown.
+    pub fn cancellable(mut self, cancel: crate::exec::CancelToken) -> Self {
+        self.cancel = cancel;
+        self
     }
 
     /// This input for a consumer that skips unselected rows itself: where
@@ -110,6 +120,7 @@ impl MorselInput {
     /// Codes (by scan column) stay with a batch whose rows the stages
     /// keep as they are.
     fn read_unit(&self, unit: &ScanUnit, mut f: impl FnMut(Selected) -> Result<()>) -> Result<()> {
+        self.cancel.check()?;
         let read = unit.read_selected(&self.filter, self.select, &self.codes)?;
         for Selected { batch, rows, codes } in read {
             let len = batch.num_rows();
@@ -164,6 +175,7 @@ impl MorselInput {
                 rows: AtomicUsize::new(0),
                 select: false,
                 codes: vec![],
+                cancel: Default::default(),
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => {
                 Self::stream(input, pages)?.map(|mut m| {
