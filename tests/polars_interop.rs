@@ -75,7 +75,9 @@ fn batch(values: &[Option<i64>]) -> RecordBatch {
         Arc::new(Date32Array::from_iter(
             v(|x| x % 100_000).map(|x| x.map(|x| x as i32)),
         )),
-        Arc::new(TimestampMicrosecondArray::from_iter(v(|x| x * 1_000_003))),
+        Arc::new(TimestampMicrosecondArray::from_iter(v(|x| {
+            x % 1_000_000_000_000_000
+        }))),
         Arc::new(
             Decimal128Array::from_iter(v(|x| x % 1_000_000_000).map(|x| x.map(i128::from)))
                 .with_precision_and_scale(12, 2)
@@ -181,4 +183,24 @@ proptest! {
         let batches = bounds.windows(2).map(|w| batch(&values[w[0]..w[1]])).collect();
         assert_round_trip(&DataFrame::new(schema(), batches));
     }
+}
+
+#[test]
+fn columns_chunked_differently_are_concatenated() {
+    let values: Vec<Option<i64>> = (0..10).map(|i| (i % 4 != 0).then_some(i)).collect();
+    let whole = DataFrame::new(schema(), vec![batch(&values)]);
+    let cut = DataFrame::new(schema(), vec![batch(&values[..3]), batch(&values[3..])]);
+    let one_chunk = whole.to_polars().unwrap().column("i64").unwrap().clone();
+    let two_chunks = cut.to_polars().unwrap().column("f64").unwrap().clone();
+    let mixed = polars_core::frame::DataFrame::new(10, vec![one_chunk, two_chunks]).unwrap();
+    let back = DataFrame::from_polars(&mixed).unwrap();
+    assert_eq!(back.batches().len(), 1);
+    assert_eq!(
+        back.column("i64").unwrap().to_data(),
+        column(&whole, 3).to_data()
+    );
+    assert_eq!(
+        back.column("f64").unwrap().to_data(),
+        column(&whole, 8).to_data()
+    );
 }

@@ -48,10 +48,10 @@ fn array_to_polars(array: &ArrayRef, field: &Field) -> Result<Box<dyn polars_arr
     let ffi_schema = FFI_ArrowSchema::try_from(field)?;
     // SAFETY: identical layouts (asserted above); the structs are moved,
     // so only the importing side will call their release callbacks.
-    let (array, schema): (PolarsFfiArray, PolarsFfiSchema) = unsafe {
+    let (array, schema) = unsafe {
         (
-            std::mem::transmute(ffi_array),
-            std::mem::transmute(ffi_schema),
+            std::mem::transmute::<FFI_ArrowArray, PolarsFfiArray>(ffi_array),
+            std::mem::transmute::<FFI_ArrowSchema, PolarsFfiSchema>(ffi_schema),
         )
     };
     // SAFETY: arrow-rs produced both structs by the specification.
@@ -68,8 +68,12 @@ fn array_from_polars(array: Box<dyn polars_arrow::array::Array>, name: &str) -> 
     let array = polars_arrow::ffi::export_array_to_c(array);
     // SAFETY: identical layouts (asserted above); moved, so only arrow-rs
     // releases them.
-    let (array, schema): (FFI_ArrowArray, FFI_ArrowSchema) =
-        unsafe { (std::mem::transmute(array), std::mem::transmute(schema)) };
+    let (array, schema) = unsafe {
+        (
+            std::mem::transmute::<PolarsFfiArray, FFI_ArrowArray>(array),
+            std::mem::transmute::<PolarsFfiSchema, FFI_ArrowSchema>(schema),
+        )
+    };
     // SAFETY: polars-arrow produced both structs by the specification.
     let data = unsafe { from_ffi(array, &schema)? };
     Ok(make_array(data))
