@@ -1759,3 +1759,46 @@ fn negative_zero_equals_zero() {
         assert_eq!(common::rows_of(&rowwise), vec![want], "{sql}: row-wise");
     }
 }
+
+#[test]
+fn values_lists_equal_their_union_all_spelling() {
+    let c = ctx(OptimizerOptions::default());
+    let pairs = [
+        (
+            "select * from (values (1, 'one'), (2, null), (null, 'x')) as v(a, b)",
+            "select 1 as a, 'one' as b union all select 2, null union all select null, 'x'",
+        ),
+        (
+            "values (1, 2.5), (2, 3)",
+            "select 1 as column1, 2.5 as column2 union all select 2, 3",
+        ),
+        (
+            "with v(k) as (values (1), (3)) select n_name from nation join v on n_nationkey = k",
+            "select n_name from nation where n_nationkey in (1, 3)",
+        ),
+        (
+            "select n_name from nation where n_nationkey in (values (1), (3))",
+            "select n_name from nation where n_nationkey in (1, 3)",
+        ),
+        // Names past the alias list keep theirs.
+        (
+            "select * from (select 1 as a, 2 as b) as t(x)",
+            "select 1 as x, 2 as b",
+        ),
+    ];
+    for (values, union) in pairs {
+        assert_eq!(sorted_csv(&c, values), sorted_csv(&c, union), "{values}");
+    }
+    assert_refused(
+        &c,
+        &[
+            ("select * from (values (1, 2), (3))", "row 2 has 1 values"),
+            ("select * from (values (1), ('a'))", "mixes Int64 and Utf8"),
+            ("select * from (values (n_name))", "cannot read columns"),
+            (
+                "select * from (select 1 as a) as t(x, y)",
+                "2 column names for 1",
+            ),
+        ],
+    );
+}

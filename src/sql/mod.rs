@@ -11,6 +11,7 @@ mod select;
 mod set_operations;
 mod subquery;
 mod unsupported;
+mod values;
 
 use std::collections::BTreeMap;
 use std::path::Path;

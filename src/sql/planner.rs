@@ -187,6 +187,7 @@ impl<'a> QueryPlanner<'a> {
                     return Err(SlothError::plan(format!("WITH defines '{name}' twice")));
                 }
                 let plan = self.plan_query(&cte.query)?;
+                let plan = renamed(plan, &cte.alias.columns)?;
                 self.ctes.borrow_mut().insert(name.clone(), Arc::new(plan));
                 defined.push(name);
             }
@@ -247,6 +248,7 @@ impl<'a> QueryPlanner<'a> {
         match body {
             SetExpr::Select(s) => self.plan_select(s, &[]),
             SetExpr::Query(q) => self.plan_query(q),
+            SetExpr::Values(v) => super::values::plan_values(v),
             SetExpr::SetOperation {
                 left,
                 op: SetOperator::Union,
@@ -366,4 +368,35 @@ pub(super) fn ordinal(e: &ast::Expr) -> Result<Option<usize>> {
         Ok(i) => Ok(Some(i - 1)),
         Err(_) => Ok(None),
     }
+}
+
+/// `plan` with its first columns renamed to `names` (`AS t(a, b)`, `WITH
+/// t(a, b) AS (..)`); the columns past them keep their names.
+pub(super) fn renamed(
+    plan: LogicalPlan,
+    names: &[ast::TableAliasColumnDef],
+) -> Result<LogicalPlan> {
+    if names.is_empty() {
+        return Ok(plan);
+    }
+    let columns = plan.column_names()?;
+    if names.len() > columns.len() {
+        return Err(SlothError::plan(format!(
+            "{} column names for {} columns",
+            names.len(),
+            columns.len()
+        )));
+    }
+    let exprs = columns
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match names.get(i) {
+            Some(c) => col(n.as_str()).alias(ident(&c.name)),
+            None => col(n.as_str()),
+        })
+        .collect();
+    Ok(LogicalPlan::Project {
+        input: Arc::new(plan),
+        exprs,
+    })
 }

@@ -15,7 +15,7 @@ use crate::error::{Result, SlothError};
 use crate::expr::{Expr, Operator, col, lit};
 use crate::plan::{JoinType, LogicalPlan};
 use crate::sql::expr::convert;
-use crate::sql::planner::{QueryPlanner, Scope, ScopeColumn, ident};
+use crate::sql::planner::{QueryPlanner, Scope, ScopeColumn, ident, renamed};
 use crate::sql::unsupported::check_table_factor;
 
 /// A FROM item before naming: its plan and the qualifier its columns answer to.
@@ -54,19 +54,8 @@ impl QueryPlanner<'_> {
             } => {
                 let plan = self.plan_query(subquery)?;
                 let qualifier = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default();
-                let plan = match alias.as_ref().filter(|a| !a.columns.is_empty()) {
-                    Some(a) => {
-                        let names = plan.column_names()?;
-                        let exprs = names
-                            .iter()
-                            .zip(&a.columns)
-                            .map(|(n, c)| col(n.as_str()).alias(ident(&c.name)))
-                            .collect();
-                        LogicalPlan::Project {
-                            input: Arc::new(plan),
-                            exprs,
-                        }
-                    }
+                let plan = match alias {
+                    Some(a) => renamed(plan, &a.columns)?,
                     None => plan,
                 };
                 Ok(Factor {
