@@ -1802,3 +1802,60 @@ fn values_lists_equal_their_union_all_spelling() {
         ],
     );
 }
+
+#[test]
+fn population_variance_and_boolean_aggregates_equal_their_definitions() {
+    let c = ctx(OptimizerOptions::default());
+    let round = |sql: &str| format!("select round(v, 6) from ({sql}) as q(v)");
+    // var_pop: the mean squared distance from the mean.
+    assert_eq!(
+        sorted_csv(&c, &round("select var_pop(l_quantity) from lineitem")),
+        sorted_csv(
+            &c,
+            &round(
+                "select sum((l_quantity - m) * (l_quantity - m)) / count(*) \
+                 from lineitem, (select avg(l_quantity) as m from lineitem) as a"
+            )
+        )
+    );
+    assert_eq!(
+        sorted_csv(&c, &round("select stddev_pop(n_nationkey) from nation")),
+        sorted_csv(&c, &round("select sqrt(var_pop(n_nationkey)) from nation"))
+    );
+    // One value: no spread.
+    assert_eq!(
+        sorted_csv(
+            &c,
+            "select var_pop(r_regionkey) as v from region where r_regionkey = 2"
+        ),
+        sorted_csv(&c, "select 0.0 as v")
+    );
+    // bool_and / every: no false; bool_or: some true; nulls take no part.
+    for (agg, naive) in [
+        (
+            "bool_and(n_regionkey < 3)",
+            "min(case when n_regionkey < 3 then 1 else 0 end) = 1",
+        ),
+        (
+            "every(n_regionkey < 5)",
+            "min(case when n_regionkey < 5 then 1 else 0 end) = 1",
+        ),
+        (
+            "bool_or(n_regionkey = 4)",
+            "max(case when n_regionkey = 4 then 1 else 0 end) = 1",
+        ),
+    ] {
+        assert_eq!(
+            sorted_csv(
+                &c,
+                &format!("select n_regionkey % 2 as k, {agg} as v from nation group by 1")
+            ),
+            sorted_csv(
+                &c,
+                &format!("select n_regionkey % 2 as k, {naive} as v from nation group by 1")
+            ),
+            "{agg}"
+        );
+    }
+    assert_refused(&c, &[("select var_pop(1, 2)", "takes one argument")]);
+}

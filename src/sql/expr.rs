@@ -694,6 +694,29 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         "max" => agg(AggFunc::Max, args),
         "stddev" | "stddev_samp" | "std" => agg(AggFunc::Std, args),
         "variance" | "var_samp" | "var" => agg(AggFunc::Var, args),
+        // Population variance: the sample variance scaled by (n - 1) / n,
+        // and 0 for a single value (whose sample variance is null).
+        "var_pop" | "stddev_pop" => {
+            let [x] = one_argument(&name, args)?;
+            let n = || agg(AggFunc::Count, vec![x.clone()]).cast(DataType::Float64);
+            let scaled = agg(AggFunc::Var, vec![x.clone()]) * (n() - lit(1.0)) / n();
+            let var_pop = when(n().eq(lit(1.0))).then(lit(0.0)).otherwise(scaled);
+            match name.as_str() {
+                "stddev_pop" => var_pop.math(crate::expr::MathFunc::Sqrt),
+                _ => var_pop,
+            }
+        }
+        // bool_and / bool_or over booleans: the least / greatest as 0 or
+        // 1, null for a group of nulls only.
+        "bool_and" | "every" | "bool_or" => {
+            let [b] = one_argument(&name, args)?;
+            let func = if name == "bool_or" {
+                AggFunc::Max
+            } else {
+                AggFunc::Min
+            };
+            agg(func, vec![b.cast(DataType::Int64)]).eq(lit(1))
+        }
         "median" => agg(AggFunc::Median, args),
         "corr" => agg(AggFunc::Corr, args),
         "first" | "first_value" | "last" | "last_value" if order.is_some() => {
@@ -811,7 +834,9 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             None => return Err(SlothError::unsupported(format!("function '{other}'"))),
         },
     };
-    if distinct && !matches!(call, Expr::Agg { .. }) {
+    // An aggregate written as several (var_pop, bool_and) took DISTINCT
+    // into each of them.
+    if distinct && !call.contains_agg() {
         return Err(SlothError::unsupported(format!(
             "DISTINCT in the non-aggregate function call '{f}'"
         )));
@@ -984,4 +1009,11 @@ fn filter_aggregate(call: Expr, cond: Expr, f: &ast::Function) -> Result<Expr> {
             "FILTER applies to aggregate functions only, not to '{f}'"
         ))),
     }
+}
+
+/// The one argument of the aggregate `name`, or an error saying it takes one.
+fn one_argument(name: &str, args: Vec<Expr>) -> Result<[Expr; 1]> {
+    let n = args.len();
+    <[Expr; 1]>::try_from(args)
+        .map_err(|_| SlothError::plan(format!("{name}() takes one argument, got {n}")))
 }
