@@ -343,14 +343,23 @@ impl PyDataFrame {
         slf.py().import("pyarrow")?.call_method1("table", (slf,))
     }
 
-    /// The result as a `pandas.DataFrame` (through pyarrow; keyword
-    /// arguments go to `pyarrow.Table.to_pandas`).
+    /// The result as a `pandas.DataFrame`, through pyarrow's `to_pandas`:
+    /// dates as `datetime64` (as Polars gives them; pyarrow's default,
+    /// Python `date` objects, takes a Python object per value), one block
+    /// per column (no consolidating copy). Keyword arguments go to
+    /// `pyarrow.Table.to_pandas` and override these.
     #[pyo3(signature = (**kwargs))]
     fn to_pandas<'py>(
         slf: &Bound<'py, Self>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Self::to_arrow(slf)?.call_method("to_pandas", (), kwargs)
+        let options = PyDict::new(slf.py());
+        options.set_item("date_as_object", false)?;
+        options.set_item("split_blocks", true)?;
+        if let Some(kwargs) = kwargs {
+            options.update(kwargs.as_mapping())?;
+        }
+        Self::to_arrow(slf)?.call_method("to_pandas", (), Some(&options))
     }
 
     /// The result as a `polars.DataFrame` (no copy of fixed-width columns).

@@ -62,9 +62,14 @@ def test_chunked_input_gives_every_row():
 
 
 def test_pandas_round_trip(typed):
-    pdf = typed.to_pandas()
-    back = sloth.from_pandas(pdf).collect().to_pandas()
+    # Dates arrive as datetime64 (as from Polars), not Python date objects.
+    pdf = typed.to_pandas(date_as_object=False)
+    back = sloth.from_arrow(typed).collect().to_pandas()
     pd.testing.assert_frame_equal(back, pdf)
+    again = sloth.from_pandas(back).collect().to_pandas()
+    pd.testing.assert_frame_equal(again, pdf)
+    objects = sloth.from_arrow(typed).collect().to_pandas(date_as_object=True)
+    assert objects["d"][0] == datetime.date(2020, 2, 29)
 
 
 def test_polars_round_trip(typed):

@@ -56,6 +56,8 @@ pub struct SqlContext {
     unreadable: BTreeMap<String, String>,
     config: SessionConfig,
     csv: CsvOptions,
+    /// Stops the queries this context runs (see [`SqlContext::set_cancel`]).
+    cancel: crate::exec::CancelToken,
 }
 
 /// What a statement produced.
@@ -76,6 +78,12 @@ impl SqlContext {
     pub fn with_csv_options(mut self, options: CsvOptions) -> Self {
         self.csv = options;
         self
+    }
+
+    /// Makes `cancel` stop the queries planned from now on (a shell gives
+    /// each statement a fresh token and throws it on Ctrl-C).
+    pub fn set_cancel(&mut self, cancel: crate::exec::CancelToken) {
+        self.cancel = cancel;
     }
 
     /// Sets the settings queries planned from now on run under.
@@ -358,7 +366,9 @@ impl SqlContext {
 
     fn plan_query(&self, q: &sqlparser::ast::Query) -> Result<LazyFrame> {
         let plan = planner::QueryPlanner::new(self).plan_query(q)?;
-        let lf = LazyFrame::from(plan).with_config(self.config.clone());
+        let lf = LazyFrame::from(plan)
+            .with_config(self.config.clone())
+            .with_cancel(self.cancel.clone());
         lf.logical_plan().validate()?;
         Ok(lf)
     }

@@ -834,10 +834,14 @@ fn main() -> ExitCode {
         }
     }));
     let cli = Cli::parse();
-    // Ctrl-C while a query runs ends the process (the shell's prompt reads
-    // its own Ctrl-C); its spill files and any partial output go first.
-    // 130: ended by SIGINT.
+    // Ctrl-C while the interactive shell runs a statement cancels that
+    // statement, and the shell goes on. Otherwise it ends the process (the
+    // shell's prompt reads its own Ctrl-C); its spill files and any
+    // partial output go first. 130: ended by SIGINT.
     let _ = ctrlc::set_handler(|| {
+        if repl::cancel_running_statement() {
+            return;
+        }
         sloth::memory::remove_spill_dirs();
         sloth::io::remove_partial_outputs();
         std::process::exit(130);

@@ -9,11 +9,12 @@
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::ValueEnum;
 use sloth::sql::SqlContext;
-use sloth::{Result, SlothError};
+use sloth::{CancelToken, Result, SlothError};
 
 use super::statements;
 use super::{Format, run_statement};
@@ -103,12 +104,29 @@ impl Lines {
     }
 }
 
+/// The cancel token of the statement the interactive shell is running.
+static RUNNING: Mutex<Option<CancelToken>> = Mutex::new(None);
+
+/// Cancels the statement the interactive shell is running, if it is
+/// running one (Ctrl-C then stops that statement, not the shell).
+pub fn cancel_running_statement() -> bool {
+    match RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        Some(token) => {
+            token.cancel();
+            true
+        }
+        None => false,
+    }
+}
+
 /// The shell's state between statements.
 struct Shell {
     ctx: SqlContext,
     format: Format,
     timer: bool,
     failed: usize,
+    /// At a terminal: Ctrl-C cancels a statement instead of ending the shell.
+    interactive: bool,
 }
 
 impl Shell {
@@ -166,7 +184,14 @@ impl Shell {
     fn statements(&mut self, text: &str) {
         for sql in statements::split(text) {
             let start = Instant::now();
-            if let Err(e) = run_statement(&mut self.ctx, sql, self.format, None) {
+            let cancel = CancelToken::new();
+            self.ctx.set_cancel(cancel.clone());
+            if self.interactive {
+                *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some(cancel);
+            }
+            let result = run_statement(&mut self.ctx, sql, self.format, None);
+            RUNNING.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Err(e) = result {
                 self.fail(e);
             }
             if self.timer {
@@ -186,6 +211,7 @@ pub fn run(ctx: SqlContext, format: Format) -> Result<bool> {
         format,
         timer: false,
         failed: 0,
+        interactive: matches!(lines, Lines::Terminal { .. }),
     };
     let mut buffer = String::new();
     loop {
