@@ -1675,6 +1675,7 @@ fn show_tables_describe_and_suggestions() {
     let frame = |sql: &str| match c.execute(sql).unwrap() {
         sloth::sql::SqlOutput::Frame(df) => df.to_sorted_csv().unwrap(),
         sloth::sql::SqlOutput::Text(t) => panic!("{sql}: text {t}"),
+        sloth::sql::SqlOutput::Done => panic!("{sql}: no output"),
     };
     let tables = frame("show tables");
     assert!(
@@ -1858,4 +1859,67 @@ fn population_variance_and_boolean_aggregates_equal_their_definitions() {
         );
     }
     assert_refused(&c, &[("select var_pop(1, 2)", "takes one argument")]);
+}
+
+/// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
+/// statement with nothing to show, or the error's text.
+fn run_mut(c: &mut SqlContext, sql: &str) -> String {
+    match c.execute_mut(sql) {
+        Ok(sloth::sql::SqlOutput::Frame(df)) => df.to_sorted_csv().unwrap(),
+        Ok(sloth::sql::SqlOutput::Text(t)) => t,
+        Ok(sloth::sql::SqlOutput::Done) => String::new(),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[test]
+fn create_table_view_drop_and_copy_change_the_session_and_write_files() {
+    let c = &mut ctx(OptimizerOptions::default());
+    let dir = tempfile::tempdir().unwrap();
+    let asia = "select n_name from nation where n_regionkey = 2";
+    let expected = run_mut(c, asia);
+    // A table holds the result; a view runs its plan when read.
+    assert_eq!(run_mut(c, &format!("create table asia as {asia}")), "");
+    assert_eq!(run_mut(c, "select * from asia"), expected);
+    assert_eq!(run_mut(c, &format!("create view asia_view as {asia}")), "");
+    assert_eq!(run_mut(c, "select * from asia_view"), expected);
+    assert!(run_mut(c, "create table asia as select 1").contains("already exists"));
+    assert_eq!(
+        run_mut(c, "create table if not exists asia as select 1"),
+        ""
+    );
+    assert_eq!(run_mut(c, "select * from asia"), expected);
+    run_mut(c, "create or replace table asia as select 1 as one");
+    assert_eq!(run_mut(c, "select * from asia"), "one\n1\n");
+    // COPY writes each format; the files read back give the same rows.
+    for ext in ["parquet", "csv", "arrow"] {
+        let path = dir.path().join(format!("out.{ext}"));
+        let copy = format!("copy (select * from asia_view) to '{}'", path.display());
+        assert_eq!(run_mut(c, &copy), "");
+        c.register_file("copied", &path).unwrap();
+        assert_eq!(run_mut(c, "select n_name from copied"), expected, "{ext}");
+    }
+    let path = dir.path().join("nations.data");
+    let copy = format!("copy nation (n_name) to '{}' (format csv)", path.display());
+    assert_eq!(run_mut(c, &copy), "");
+    assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 26);
+    // DROP forgets names, never files.
+    assert_eq!(run_mut(c, "drop table asia, copied"), "");
+    assert_eq!(run_mut(c, "drop view asia_view"), "");
+    assert!(run_mut(c, "select * from asia").contains("unknown table 'asia'"));
+    assert!(run_mut(c, "drop table asia").contains("unknown table 'asia'"));
+    assert_eq!(run_mut(c, "drop table if exists asia"), "");
+    assert!(dir.path().join("out.parquet").exists());
+    for (sql, what) in [
+        ("copy (select 1) to 'x.txt'", "give (FORMAT ..)"),
+        (
+            "copy (select 1) to 'x.csv' (format xml)",
+            "COPY format 'xml'",
+        ),
+        ("create table t (a int)", "CREATE TABLE without AS"),
+        ("create table s.t as select 1", "qualified table name"),
+    ] {
+        let e = run_mut(c, sql);
+        assert!(e.contains(what), "{sql}: {e}");
+    }
 }

@@ -5,6 +5,7 @@
 //! query into a [`LazyFrame`], [`SqlContext::execute`] also handles
 //! `EXPLAIN [ANALYZE]`.
 
+mod ddl;
 mod expr;
 mod planner;
 mod select;
@@ -66,6 +67,9 @@ pub enum SqlOutput {
     Frame(DataFrame),
     /// Text (`EXPLAIN`).
     Text(String),
+    /// Nothing to show: a statement that changed the session's tables or
+    /// wrote a file (`CREATE TABLE .. AS`, `DROP`, `COPY .. TO`).
+    Done,
 }
 
 impl SqlContext {
@@ -130,6 +134,13 @@ impl SqlContext {
         let key = name.to_ascii_lowercase();
         self.unreadable.remove(&key);
         self.tables.insert(key, frame);
+    }
+
+    /// Forgets the table `name`; false if there was none.
+    pub fn deregister(&mut self, name: &str) -> bool {
+        let key = name.to_ascii_lowercase();
+        let unreadable = self.unreadable.remove(&key).is_some();
+        self.tables.remove(&key).is_some() || unreadable
     }
 
     /// Registers a CSV/Parquet/IPC file under `name`; a directory or a
@@ -296,7 +307,14 @@ impl SqlContext {
             {
                 Ok(SqlOutput::Text(self.config.get(rest)?))
             }
-            _ => self.execute(sql),
+            _ => {
+                if let Ok(statement) = self.parse(sql)
+                    && let Some(output) = crate::config::on_large_stack(|| self.ddl(&statement))?
+                {
+                    return Ok(output);
+                }
+                self.execute(sql)
+            }
         }
     }
 

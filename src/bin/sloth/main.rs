@@ -541,6 +541,7 @@ fn run_statement(
     match ctx.execute_mut(sql)? {
         SqlOutput::Frame(df) => emit(&df, format, output),
         SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),
+        SqlOutput::Done => Ok(()),
     }
 }
 
