@@ -30,7 +30,8 @@ pub use self::parquet::{
     DictCodes, Dictionary, ParquetScanMetrics, RowGroupUnit, SharedPages, row_group_may_match,
 };
 pub use sink::{
-    FileFormat, FileSink, remove_partial_outputs, write_csv, write_file, write_ipc, write_parquet,
+    FileFormat, FileSink, remove_partial_outputs, write_bytes, write_csv, write_file, write_ipc,
+    write_parquet,
 };
 
 /// A piece of a scan that one thread reads on its own (a morsel source).

@@ -72,21 +72,7 @@ pub struct FileSink {
 impl FileSink {
     /// Starts writing `format` to a temporary file beside `path`.
     pub fn create(path: impl AsRef<Path>, format: FileFormat, schema: &SchemaRef) -> Result<Self> {
-        let target = path.as_ref().to_path_buf();
-        if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty())
-            && !dir.is_dir()
-        {
-            return Err(SlothError::FileNotFound {
-                path: target.display().to_string(),
-                reason: format!("directory '{}' does not exist", dir.display()),
-            });
-        }
-        let tmp = temp_path(&target);
-        let file = File::create(&tmp).map_err(|e| SlothError::FileNotFound {
-            path: target.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        live_temp_files().push(tmp.clone());
+        let (target, tmp, file) = create_temp(path.as_ref())?;
         // From here on, dropping the sink removes `tmp`.
         let mut sink = FileSink {
             target,
@@ -190,6 +176,100 @@ fn live_temp_files() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 pub fn remove_partial_outputs() {
     for tmp in live_temp_files().drain(..) {
         let _ = std::fs::remove_file(tmp);
+    }
+}
+
+/// The file a write to `path` replaces: `path`, or the file a symbolic
+/// link at `path` points to (the link stays a link).
+fn write_target(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(path) {
+            Ok(to) => write_target(&path.parent().unwrap_or(Path::new("")).join(to)),
+            Err(_) => path.to_path_buf(),
+        },
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Starts an atomic write to `path`: the file it replaces, a temporary
+/// file beside it (removed if the write does not finish), and that file
+/// open for writing. Temporary files that killed processes left beside
+/// it go first.
+fn create_temp(path: &Path) -> Result<(PathBuf, PathBuf, File)> {
+    let target = write_target(path);
+    let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir
+        && !dir.is_dir()
+    {
+        return Err(SlothError::FileNotFound {
+            path: target.display().to_string(),
+            reason: format!("directory '{}' does not exist", dir.display()),
+        });
+    }
+    if target.is_dir() {
+        return Err(SlothError::FileNotFound {
+            path: target.display().to_string(),
+            reason: "it is a directory".into(),
+        });
+    }
+    remove_stale_temps(&target);
+    let tmp = temp_path(&target);
+    let file = File::create(&tmp).map_err(|e| SlothError::FileNotFound {
+        path: target.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    live_temp_files().push(tmp.clone());
+    Ok((target, tmp, file))
+}
+
+/// Writes `bytes` to `path` atomically: whole, synced, or not at all.
+pub fn write_bytes(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
+    let (target, tmp, mut file) = create_temp(path.as_ref())?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|_| file.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    live_temp_files().retain(|t| t != &tmp);
+    written.map_err(|e| {
+        SlothError::Io(std::io::Error::new(
+            e.kind(),
+            format!("writing '{}': {e}", target.display()),
+        ))
+    })
+}
+
+/// Removes the temporary files of writes to `target` whose process is
+/// gone (killed mid-write): `.NAME.sloth-tmp-PID-N` with no process PID.
+fn remove_stale_temps(target: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.sloth-tmp-");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = (file_name.to_str())
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -298,5 +378,68 @@ mod tests {
         .unwrap();
         let empty = std::fs::read_to_string(dir.path().join("e.json")).unwrap();
         assert_eq!(empty, "[]\n");
+    }
+
+    #[test]
+    fn a_write_through_a_symbolic_link_replaces_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.csv");
+        let link = dir.path().join("link.csv");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink("real.csv", &link).unwrap();
+        write_bytes(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        write_file(&link, FileFormat::Csv, &batch().schema(), &[batch()]).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::read_to_string(&real)
+                .unwrap()
+                .starts_with("a\n1\n")
+        );
+    }
+
+    #[test]
+    fn temporaries_of_dead_writers_are_removed_and_live_ones_kept() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.json");
+        // No process has a pid this large.
+        let dead = dir.path().join(".out.json.sloth-tmp-4294967295-0");
+        let live = dir
+            .path()
+            .join(format!(".out.json.sloth-tmp-{}-999", std::process::id()));
+        let other = dir.path().join(".other.json.sloth-tmp-4294967295-0");
+        for f in [&dead, &live, &other] {
+            std::fs::write(f, "partial").unwrap();
+        }
+        write_bytes(&target, b"[]").unwrap();
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "[]");
+    }
+
+    #[test]
+    fn writing_onto_a_directory_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = write_bytes(dir.path(), b"x").unwrap_err().to_string();
+        assert!(
+            e.contains("is a directory") && e.contains(&dir.path().display().to_string()),
+            "{e}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty());
     }
 }

@@ -465,13 +465,7 @@ fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>) -> Result<()> 
         (Some(file_format), Some(path)) => {
             sloth::io::write_file(path, file_format, df.schema(), df.batches())
         }
-        (_, Some(path)) => {
-            let text = render(df, format)?;
-            let tmp = path.with_extension("sloth-tmp");
-            std::fs::write(&tmp, text)?;
-            std::fs::rename(&tmp, path)?;
-            Ok(())
-        }
+        (_, Some(path)) => sloth::io::write_bytes(path, render(df, format)?.as_bytes()),
         (_, None) => {
             let mut text = render(df, format)?;
             if format == Format::Table {
