@@ -75,6 +75,67 @@ fn data_error(path: &Path, e: impl std::fmt::Display) -> SlothError {
     SlothError::Data(format!("malformed CSV '{}': {e}", path.display()))
 }
 
+/// An error if a quoted field is still open at the end of `bytes`: the
+/// CSV parser would read the rest of the file into that one field, a
+/// silent wrong answer. A quote opens a field only at its start (after a
+/// delimiter, a line end or the start of the file); inside, a doubled
+/// quote (or the escape character and the byte after it) is data; a
+/// closing quote must end its field, else the quotes are out of step. The
+/// scan jumps from quote to quote, so it costs a fraction of the parse.
+fn check_quotes(bytes: &[u8], options: &CsvOptions) -> std::result::Result<(), String> {
+    let quote = options.quote;
+    let mut pos = 0;
+    while let Some(found) = memchr::memchr(quote, &bytes[pos..]) {
+        let open = pos + found;
+        let at_field_start = open == 0
+            || matches!(bytes[open - 1], b'\n' | b'\r')
+            || bytes[open - 1] == options.delimiter;
+        pos = open + 1;
+        if !at_field_start {
+            continue;
+        }
+        // Inside a quoted field: find its closing quote.
+        loop {
+            let next = match options.escape {
+                Some(escape) => memchr::memchr2(quote, escape, &bytes[pos..]),
+                None => memchr::memchr(quote, &bytes[pos..]),
+            };
+            let Some(next) = next else {
+                let line = memchr::memchr_iter(b'\n', &bytes[..open]).count() + 1;
+                return Err(format!(
+                    "the quoted field opened on line {line} is never closed"
+                ));
+            };
+            let at = pos + next;
+            if Some(bytes[at]) == options.escape && bytes[at] != quote {
+                pos = at + 2;
+            } else if bytes.get(at + 1) == Some(&quote) {
+                pos = at + 2;
+            } else {
+                // A closing quote: what follows must end the field.
+                match bytes.get(at + 1) {
+                    None | Some(b'\n' | b'\r') => {}
+                    Some(&b) if b == options.delimiter => {}
+                    Some(&b) => {
+                        let line_of =
+                            |i: usize| memchr::memchr_iter(b'\n', &bytes[..i]).count() + 1;
+                        return Err(format!(
+                            "the quoted field opened on line {} closes on line {} followed by '{}', \
+                             not a delimiter or a line end",
+                            line_of(open),
+                            line_of(at),
+                            b as char
+                        ));
+                    }
+                }
+                pos = at + 1;
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn infer_schema(path: &Path, options: &CsvOptions) -> Result<SchemaRef> {
     let mut file = open(path)?;
     let (schema, _) = format(options)?
@@ -93,7 +154,12 @@ pub(super) fn read(
     options: &CsvOptions,
     projection: Option<&[usize]>,
 ) -> Result<Vec<RecordBatch>> {
-    let file = BufReader::with_capacity(1 << 20, open(path)?);
+    let file = open(path)?;
+    // SAFETY: the map is read while the file is open; a file changed
+    // under a running query is the caller's to avoid, as for any reader.
+    let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| data_error(path, e))?;
+    check_quotes(&bytes, options).map_err(|e| data_error(path, e))?;
+    let file = BufReader::with_capacity(1 << 20, file);
     let mut builder = ReaderBuilder::new(schema.clone())
         .with_format(format(options)?)
         .with_batch_size(BATCH_SIZE);
@@ -102,4 +168,48 @@ pub(super) fn read(
     }
     let reader = builder.build(file).map_err(|e| data_error(path, e))?;
     reader.map(|b| b.map_err(|e| data_error(path, e))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, options: &CsvOptions) -> std::result::Result<(), String> {
+        check_quotes(text.as_bytes(), options)
+    }
+
+    #[test]
+    fn an_unclosed_quote_is_an_error_naming_its_line() {
+        let csv = CsvOptions::default();
+        let e = check("a,b\n1,\"x\n2,y\n3,\"z\"\n", &csv).unwrap_err();
+        assert!(e.contains("opened on line 2 closes on line 4"), "{e}");
+        let e = check("a,b\n1,2\n3,\"x\n", &csv).unwrap_err();
+        assert!(e.contains("opened on line 3 is never closed"), "{e}");
+        assert!(check("\"", &csv).unwrap_err().contains("line 1"));
+    }
+
+    #[test]
+    fn closed_doubled_escaped_and_mid_field_quotes_are_data() {
+        let csv = CsvOptions::default();
+        for ok in [
+            "a,b\n1,\"x \"\"q\"\" y\"\n",
+            "a\n\"multi\nline\"\n",
+            "a\nab\"c\n",
+            "a,b\r\n\"x\",\"\"\r\n",
+            "",
+        ] {
+            assert_eq!(check(ok, &csv), Ok(()), "{ok:?}");
+        }
+        let semicolons = CsvOptions {
+            delimiter: b';',
+            ..CsvOptions::default()
+        };
+        assert!(check("a;b\n1;\"x\n", &semicolons).is_err());
+        let backslash = CsvOptions {
+            escape: Some(b'\\'),
+            ..CsvOptions::default()
+        };
+        assert_eq!(check("a\n\"x \\\" y\"\n", &backslash), Ok(()));
+        assert!(check("a\n\"x \\\"\n", &backslash).is_err());
+    }
 }
