@@ -107,9 +107,9 @@ fn check_quotes(bytes: &[u8], options: &CsvOptions) -> std::result::Result<(), S
                 ));
             };
             let at = pos + next;
-            if Some(bytes[at]) == options.escape && bytes[at] != quote {
-                pos = at + 2;
-            } else if bytes.get(at + 1) == Some(&quote) {
+            let escaped = Some(bytes[at]) == options.escape && bytes[at] != quote;
+            let doubled = bytes.get(at + 1) == Some(&quote);
+            if escaped || doubled {
                 pos = at + 2;
             } else {
                 // A closing quote: what follows must end the field.
