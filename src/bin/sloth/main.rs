@@ -1,6 +1,7 @@
 //! The `sloth` command line: SQL over CSV/Parquet/Arrow files, EXPLAIN,
 //! profiles, and data generators. See `sloth --help`.
 
+mod progress;
 mod repl;
 mod statements;
 
@@ -525,6 +526,7 @@ fn run_statement(
     format: Format,
     output: Option<&PathBuf>,
 ) -> Result<()> {
+    let progress = progress::Progress::start();
     // A query into a file streams into it.
     if let (Some(path), Some(file_format)) = (output, format.file_format())
         && let Some(frame) = ctx.plan_if_query(sql)?
@@ -532,7 +534,10 @@ fn run_statement(
         frame.sink(path, file_format)?;
         return Ok(());
     }
-    match ctx.execute_mut(sql)? {
+    let result = ctx.execute_mut(sql)?;
+    // The spinner goes before the result is printed.
+    drop(progress);
+    match result {
         SqlOutput::Frame(df) => emit(&df, format, output),
         SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),
         SqlOutput::Done => Ok(()),
