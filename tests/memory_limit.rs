@@ -223,3 +223,22 @@ fn limits_and_temp_dirs_that_cannot_work_are_one_line_errors() {
         .to_string();
     assert!(e.contains("cannot spill to temp directory"), "{e}");
 }
+
+#[test]
+fn a_cross_join_within_the_limit_agrees_and_one_past_it_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let free = context(None, dir.path(), temp.path());
+    let tight = context(Some("8MiB"), dir.path(), temp.path());
+    // 60K × 3 pairs: batched output, within 8 MiB.
+    let small = "select d.k, d.name, x.w from d cross join (select w from t where v < 1.5) as x";
+    assert_eq!(assert_agrees(&free, &tight, small), 180_000);
+    // 200K × 200K pairs: refused before any is made.
+    let e = tight
+        .sql("select count(*) from t as a cross join t as b")
+        .unwrap()
+        .collect()
+        .unwrap_err();
+    assert!(matches!(e, SlothError::MemoryLimit(_)), "{e}");
+    assert!(e.to_string().contains("cross join"), "{e}");
+}

@@ -599,22 +599,49 @@ fn gather_pair(
     }
 }
 
-/// Every pair of rows, left-major.
+/// Every pair of rows, left-major, in batches of about
+/// [`CROSS_BATCH_ROWS`] pairs. The output's memory (the index arrays and
+/// the gathered columns, estimated from the inputs' bytes per row) is
+/// reserved first, so a product past the memory limit is an error, not
+/// a process the kernel kills.
 pub fn cross_join(
     left: &[RecordBatch],
     right: &[RecordBatch],
     schema: &SchemaRef,
+    budget: Budget<'_>,
 ) -> Result<Vec<RecordBatch>> {
+    let pairs = |l: &RecordBatch, r: &RecordBatch| l.num_rows() * r.num_rows();
+    let per_row = |batches: &[RecordBatch]| {
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        crate::exec::rows_memory_size(batches) / rows.max(1)
+    };
+    let pair_bytes = per_row(left) + per_row(right) + 2 * size_of::<u32>();
+    let total: usize = (left.iter())
+        .flat_map(|l| right.iter().map(move |r| pairs(l, r)))
+        .sum();
+    let mut reservation = budget.pool.reservation("cross join");
+    reservation.try_grow(total.saturating_mul(pair_bytes))?;
     let mut out = Vec::new();
     for l in left {
         for r in right {
-            let (nl, nr) = (l.num_rows() as u32, r.num_rows() as u32);
-            let li: Vec<u32> = (0..nl)
-                .flat_map(|i| std::iter::repeat_n(i, nr as usize))
-                .collect();
-            let ri: Vec<u32> = (0..nl).flat_map(|_| 0..nr).collect();
-            out.push(gather(schema, &[(l, &li), (r, &ri)], None)?);
+            let nr = r.num_rows();
+            if nr == 0 {
+                continue;
+            }
+            let left_rows_per_batch = (CROSS_BATCH_ROWS / nr).max(1);
+            for start in (0..l.num_rows()).step_by(left_rows_per_batch) {
+                budget.cancel.check()?;
+                let end = (start + left_rows_per_batch).min(l.num_rows());
+                let li: Vec<u32> = (start as u32..end as u32)
+                    .flat_map(|i| std::iter::repeat_n(i, nr))
+                    .collect();
+                let ri: Vec<u32> = (start..end).flat_map(|_| 0..nr as u32).collect();
+                out.push(gather(schema, &[(l, &li), (r, &ri)], None)?);
+            }
         }
     }
     Ok(out)
 }
+
+/// About how many pairs a cross join's output batch holds.
+const CROSS_BATCH_ROWS: usize = 64 * 1024;

@@ -105,7 +105,7 @@ pub fn run_operator(
         PhysicalPlan::CrossJoin { schema, .. } => {
             let right = inputs.pop().unwrap_or_default();
             let left = inputs.pop().unwrap_or_default();
-            cross_join(&left, &right, schema)
+            cross_join(&left, &right, schema, ctx.budget())
         }
         PhysicalPlan::Sort {
             keys,
