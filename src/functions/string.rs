@@ -355,6 +355,19 @@ struct WithConstants {
 }
 
 impl WithConstants {
+    /// An error, before anything is made, if the result could pass the
+    /// most text one Arrow string array holds (offsets are 32-bit).
+    fn check_output_bytes(&self, bytes: u128) -> Result<()> {
+        const MOST: u128 = i32::MAX as u128;
+        if bytes > MOST {
+            return Err(SlothError::Data(format!(
+                "{}() would make up to {bytes} bytes of text in one batch; at most {MOST} fit",
+                self.name()
+            )));
+        }
+        Ok(())
+    }
+
     fn apply(&self, a: &ArrayRef, consts: &[&ArrayRef]) -> Result<ArrayRef> {
         let text = |i: usize| -> Result<String> {
             constant_string(consts[i])
@@ -379,6 +392,9 @@ impl WithConstants {
                 } else {
                     " ".into()
                 };
+                // Every row becomes n characters of at most 4 bytes each.
+                let rows = (a.len() - a.logical_null_count()) as u128;
+                self.check_output_bytes(rows * n.max(0) as u128 * 4)?;
                 let on_left = self.op == TextOp::Lpad;
                 strings::map_str(a, |s, buf| strings::pad(s, n, &fill, on_left, buf))
             }
@@ -402,6 +418,8 @@ impl WithConstants {
             }
             TextOp::Repeat => {
                 let n = int(0)?.max(0) as usize;
+                let text_bytes = strings::total_bytes(a)? as u128;
+                self.check_output_bytes(text_bytes * n as u128)?;
                 strings::map_str(a, |s, buf| {
                     for _ in 0..n {
                         buf.push_str(s)
@@ -627,6 +645,35 @@ mod tests {
         assert!(
             err.contains("left() arguments after the first must be constants"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn results_past_what_a_string_array_holds_are_refused_before_they_are_made() {
+        use crate::expr::lit;
+        let s = strings(&[Some("ab"), None, Some("c")]);
+        for (call, name) in [
+            (
+                Expr::Function(REPEAT, vec![col("s"), lit(1_000_000_000i64)]),
+                "repeat",
+            ),
+            (Expr::Function(LPAD, vec![col("s"), lit(i64::MAX)]), "lpad"),
+            (
+                Expr::Function(RPAD, vec![col("s"), lit(600_000_000i64), lit("y")]),
+                "rpad",
+            ),
+        ] {
+            let err = try_eval(call, &[("s", s.clone())]).unwrap_err().to_string();
+            assert!(err.contains(&format!("{name}() would make up to")), "{err}");
+        }
+        // Within the bound: made.
+        let ok = eval(
+            Expr::Function(REPEAT, vec![col("s"), lit(3i64)]),
+            &[("s", s.clone())],
+        );
+        assert_eq!(
+            texts(&ok),
+            vec![Some("ababab".into()), None, Some("ccc".into())]
         );
     }
 }

@@ -41,6 +41,13 @@ pub fn map_str(a: &ArrayRef, mut f: impl FnMut(&str, &mut String)) -> Result<Arr
     Ok(Arc::new(out.finish()))
 }
 
+/// The bytes of text the non-null strings of `a` hold, together.
+pub fn total_bytes(a: &ArrayRef) -> Result<usize> {
+    let mut total = 0;
+    for_each_str(a, |v| total += v.map_or(0, str::len))?;
+    Ok(total)
+}
+
 /// One string column of any layout, read by row.
 enum Strings<'a> {
     Utf8(&'a StringArray),
