@@ -1923,3 +1923,47 @@ fn create_table_view_drop_and_copy_change_the_session_and_write_files() {
         assert!(e.contains(what), "{sql}: {e}");
     }
 }
+
+#[test]
+fn long_union_chains_stay_flat_and_keep_their_semantics() {
+    let c = ctx(OptimizerOptions::default());
+    let terms = 3_000;
+    let chain: Vec<String> = (0..terms)
+        .map(|i| format!("select {} as x", i % 1000))
+        .collect();
+    let values: Vec<String> = (0..terms).map(|i| format!("({})", i % 1000)).collect();
+    assert_eq!(
+        sorted_csv(&c, &chain.join(" union all ")),
+        sorted_csv(
+            &c,
+            &format!("select column1 as x from (values {})", values.join(", "))
+        )
+    );
+    assert_eq!(
+        sorted_csv(&c, &chain.join(" union ")),
+        sorted_csv(
+            &c,
+            &format!(
+                "select distinct column1 as x from (values {})",
+                values.join(", ")
+            )
+        )
+    );
+    // Mixed chains apply each operator to everything on its left.
+    for (mixed, same) in [
+        (
+            "select 1 as x union select 1 union all select 1 union select 2",
+            "select 1 as x union all select 2",
+        ),
+        (
+            "select 1 as x union all select 1 union select 2 union all select 2",
+            "select 1 as x union all select 2 union all select 2",
+        ),
+        (
+            "(select 1 as x union all select 1) union all (select 1 union select 1)",
+            "select 1 as x union all select 1 union all select 1",
+        ),
+    ] {
+        assert_eq!(sorted_csv(&c, mixed), sorted_csv(&c, same), "{mixed}");
+    }
+}

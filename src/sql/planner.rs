@@ -257,15 +257,33 @@ impl<'a> QueryPlanner<'a> {
             } => {
                 let l = self.plan_set_expr(left)?;
                 let r = self.plan_set_expr(right)?;
-                let union = LogicalPlan::Union {
-                    inputs: vec![Arc::new(l), Arc::new(r)],
+                let distinct = match set_quantifier {
+                    SetQuantifier::All => false,
+                    SetQuantifier::Distinct | SetQuantifier::None => true,
+                    other => return Err(SlothError::unsupported(format!("UNION {other}"))),
                 };
-                Ok(match set_quantifier {
-                    SetQuantifier::All => union,
-                    SetQuantifier::Distinct | SetQuantifier::None => LogicalPlan::Distinct {
+                // A chain `a UNION ALL b UNION ALL c ..` (or of UNIONs) is one
+                // union of all its inputs, not a union nested per term:
+                // a generated chain of thousands stays a flat, shallow plan.
+                let mut inputs = match (l, distinct) {
+                    (LogicalPlan::Union { inputs }, false) => inputs,
+                    (LogicalPlan::Distinct { input }, true)
+                        if matches!(input.as_ref(), LogicalPlan::Union { .. }) =>
+                    {
+                        match Arc::unwrap_or_clone(input) {
+                            LogicalPlan::Union { inputs } => inputs,
+                            _ => unreachable!("matched a union"),
+                        }
+                    }
+                    (l, _) => vec![Arc::new(l)],
+                };
+                inputs.push(Arc::new(r));
+                let union = LogicalPlan::Union { inputs };
+                Ok(match distinct {
+                    false => union,
+                    true => LogicalPlan::Distinct {
                         input: Arc::new(union),
                     },
-                    other => return Err(SlothError::unsupported(format!("UNION {other}"))),
                 })
             }
             SetExpr::SetOperation {
