@@ -599,8 +599,7 @@ fn gather_pair(
     }
 }
 
-/// Every pair of rows, left-major, in batches of about
-/// [`CROSS_BATCH_ROWS`] pairs. The output's memory (the index arrays and
+/// Every pair of rows, left-major, in batches of about 64K pairs. The output's memory (the index arrays and
 /// the gathered columns, estimated from the inputs' bytes per row) is
 /// reserved first, so a product past the memory limit is an error, not
 /// a process the kernel kills.
