@@ -1873,7 +1873,7 @@ fn run_mut(c: &mut SqlContext, sql: &str) -> String {
 }
 
 #[test]
-fn create_table_view_drop_and_copy_change_the_session_and_write_files() {
+fn create_table_view_drop_and_copy_change_the_context_and_write_files() {
     let c = &mut ctx(OptimizerOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let asia = "select n_name from nation where n_regionkey = 2";

@@ -1,4 +1,4 @@
-"""Ctrl-C stops a running query and leaves the session usable."""
+"""Ctrl-C stops a running query and the next query still runs."""
 
 import _thread
 import threading
@@ -33,5 +33,5 @@ def test_keyboard_interrupt_cancels_the_query_soon():
         timer.cancel()
     stopped_after = time.monotonic() - started
     assert stopped_after < 0.3 + 2.0, f"took {stopped_after:.2f} s"
-    # The session still works.
+    # The next query still runs.
     assert sloth.from_arrow(pa.table({"a": [1, 2]})).collect().height == 2

@@ -1,11 +1,11 @@
-//! Statements that change the session's tables or write files:
+//! Statements that change a [`SqlContext`]'s tables or write files:
 //! `CREATE [OR REPLACE] TABLE name AS query`, `CREATE [OR REPLACE] VIEW
 //! name AS query`, `DROP TABLE|VIEW [IF EXISTS] name, ..` and
 //! `COPY (query) | table [(columns)] TO 'path' [(FORMAT
 //! parquet|csv|arrow|json|ndjson)]`.
 //!
 //! A table made by `CREATE TABLE .. AS` holds the query's result in
-//! memory for the session; a view holds the query's plan and runs it each
+//! memory in the context; a view holds the query's plan and runs it each
 //! time it is read (the tables it reads are those of the moment it was
 //! made). `DROP` forgets a name; it never deletes a file. `COPY` streams
 //! the result into the file as `--output` does, atomically.

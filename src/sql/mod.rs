@@ -67,7 +67,7 @@ pub enum SqlOutput {
     Frame(DataFrame),
     /// Text (`EXPLAIN`).
     Text(String),
-    /// Nothing to show: a statement that changed the session's tables or
+    /// Nothing to show: a statement that changed the context's tables or
     /// wrote a file (`CREATE TABLE .. AS`, `DROP`, `COPY .. TO`).
     Done,
 }
