@@ -70,6 +70,10 @@ pub enum Engine {
     Sloth,
     /// Apache DataFusion, in this process (feature `datafusion`).
     DataFusion,
+    /// Apache Ballista, DataFusion's distributed engine (feature
+    /// `ballista`): the cluster at [`SessionConfig::scheduler`], or one
+    /// started in this process for the query.
+    Ballista,
 }
 
 impl FromStr for Engine {
@@ -78,13 +82,12 @@ impl FromStr for Engine {
         match s.to_ascii_lowercase().as_str() {
             "sloth" => Ok(Engine::Sloth),
             "datafusion" if cfg!(feature = "datafusion") => Ok(Engine::DataFusion),
-            "datafusion" => Err(SlothError::Config(
-                "this sloth was built without the DataFusion engine; build it with \
-                 --features datafusion"
-                    .into(),
-            )),
+            "ballista" if cfg!(feature = "ballista") => Ok(Engine::Ballista),
+            "datafusion" | "ballista" => Err(SlothError::Config(format!(
+                "this sloth was built without the {s} engine; build it with --features {s}"
+            ))),
             _ => Err(SlothError::Config(format!(
-                "unknown engine '{s}'; engines: sloth, datafusion"
+                "unknown engine '{s}'; engines: sloth, datafusion, ballista"
             ))),
         }
     }
@@ -95,6 +98,7 @@ impl std::fmt::Display for Engine {
         f.write_str(match self {
             Engine::Sloth => "sloth",
             Engine::DataFusion => "datafusion",
+            Engine::Ballista => "ballista",
         })
     }
 }
@@ -148,6 +152,9 @@ pub struct SessionConfig {
     pub temp_dir: Option<PathBuf>,
     /// The engine that runs the optimized plan.
     pub engine: Engine,
+    /// The Ballista scheduler `--engine ballista` sends queries to
+    /// (`df://host:port`); `None` starts a cluster in this process.
+    pub scheduler: Option<String>,
 }
 
 /// The names [`SessionConfig::set`] takes, each with what it sets.
@@ -172,7 +179,11 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ),
     (
         "engine",
-        "what runs the optimized plan: sloth, or datafusion (feature `datafusion`)",
+        "what runs the optimized plan: sloth, datafusion (feature `datafusion`) or ballista (feature `ballista`)",
+    ),
+    (
+        "scheduler",
+        "the Ballista scheduler of --engine ballista, df://host:port; default a cluster in this process",
     ),
 ];
 
@@ -221,6 +232,13 @@ impl SessionConfig {
     pub fn with_engine(mut self, engine: Engine) -> Self {
         self.engine = engine;
         self
+    }
+
+    /// This config sending `--engine ballista` queries to the scheduler at
+    /// `url` (`df://host:port`).
+    pub fn with_scheduler(mut self, url: &str) -> Result<Self> {
+        self.scheduler = Some(parse_scheduler(url)?);
+        Ok(self)
     }
 
     /// This config with a memory limit of `bytes` per query.
@@ -292,6 +310,12 @@ impl SessionConfig {
                 }
             }
             "engine" => self.engine = value.parse()?,
+            "scheduler" => {
+                self.scheduler = match value {
+                    "" | "default" => None,
+                    url => Some(parse_scheduler(url)?),
+                }
+            }
             "temp_dir" => {
                 self.temp_dir = match value {
                     "" | "default" => None,
@@ -316,6 +340,10 @@ impl SessionConfig {
             },
             "temp_dir" => self.temp_dir_path().display().to_string(),
             "engine" => self.engine.to_string(),
+            "scheduler" => self
+                .scheduler
+                .clone()
+                .unwrap_or_else(|| "in-process".to_string()),
             _ => return Err(unknown_setting(name)),
         })
     }
@@ -371,6 +399,26 @@ pub fn on_large_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) -> Resul
             .join()
             .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
     })
+}
+
+/// A scheduler address as `df://host:port`: `host:port` and `host` (port
+/// 50050, Ballista's) are taken too.
+fn parse_scheduler(url: &str) -> Result<String> {
+    let bad = |why: &str| {
+        SlothError::Config(format!("scheduler '{url}': {why}; expected df://host:port"))
+    };
+    let rest = url.strip_prefix("df://").unwrap_or(url);
+    if rest.contains("://") {
+        return Err(bad("the scheme is df://"));
+    }
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) => (host, port.parse::<u16>().map_err(|_| bad("bad port"))?),
+        None => (rest, 50050),
+    };
+    if host.is_empty() || host.contains(['/', ' ']) {
+        return Err(bad("no host"));
+    }
+    Ok(format!("df://{host}:{port}"))
 }
 
 fn unknown_setting(name: &str) -> SlothError {
@@ -448,8 +496,31 @@ mod tests {
             c.set("engine", "datafusion").is_ok(),
             cfg!(feature = "datafusion")
         );
+        assert_eq!(
+            c.set("engine", "ballista").is_ok(),
+            cfg!(feature = "ballista")
+        );
         c.engine = Engine::Sloth;
+        assert!(c.set("scheduler", "http://h:1").is_err());
+        assert!(c.set("scheduler", "df://h:port").is_err());
+        assert!(c.set("scheduler", "df://:50050").is_err());
         assert_eq!(c, SessionConfig::default(), "a failed set changes nothing");
+    }
+
+    #[test]
+    fn a_scheduler_address_is_normalized_to_df_host_port() {
+        let mut c = SessionConfig::default();
+        assert_eq!(c.get("scheduler").unwrap(), "in-process");
+        for (given, kept) in [
+            ("df://10.0.0.5:50050", "df://10.0.0.5:50050"),
+            ("localhost:6000", "df://localhost:6000"),
+            ("'sched'", "df://sched:50050"),
+        ] {
+            c.set("scheduler", given).unwrap();
+            assert_eq!(c.get("scheduler").unwrap(), kept);
+        }
+        c.set("scheduler", "default").unwrap();
+        assert_eq!(c.scheduler, None);
     }
 
     #[test]

@@ -15,12 +15,18 @@ use crate::common::{rows_of, split};
 /// Rows of `lf` on sloth's engine and on DataFusion, sorted, cell by cell
 /// equal (floats to 1e-9 relative: the engines add in different orders).
 fn assert_same(lf: &LazyFrame, what: &str) {
+    assert_same_on(Engine::DataFusion, lf, what)
+}
+
+/// Rows of `lf` on sloth's engine and on `engine`, compared as
+/// [`assert_same`] does.
+pub fn assert_same_on(engine: Engine, lf: &LazyFrame, what: &str) {
     let native = lf
         .clone()
         .with_config(lf.config().clone().with_engine(Engine::Sloth));
     let df = lf
         .clone()
-        .with_config(lf.config().clone().with_engine(Engine::DataFusion));
+        .with_config(lf.config().clone().with_engine(engine));
     let mut a = rows_of(
         &native
             .collect()
@@ -28,19 +34,26 @@ fn assert_same(lf: &LazyFrame, what: &str) {
     );
     let mut b = rows_of(
         &df.collect()
-            .unwrap_or_else(|e| panic!("{what}: DataFusion: {e}")),
+            .unwrap_or_else(|e| panic!("{what}: {engine}: {e}")),
     );
     a.sort();
     b.sort();
     assert_eq!(a.len(), b.len(), "{what}: row counts");
     for (x, y) in a.iter().zip(&b) {
-        let same = x.split('|').zip(y.split('|')).all(|(p, q)| {
+        assert!(same_cells(x, y, '|'), "{what}: sloth {x} vs {engine} {y}");
+    }
+}
+
+/// Whether two rows of `separator`-separated cells are equal, floats to
+/// 1e-9 relative (engines add in different orders).
+pub fn same_cells(x: &str, y: &str, separator: char) -> bool {
+    let (p, q) = (x.split(separator), y.split(separator));
+    p.clone().count() == q.clone().count()
+        && p.zip(q).all(|(p, q)| {
             p == q
                 || matches!((p.parse::<f64>(), q.parse::<f64>()),
                     (Ok(u), Ok(v)) if (u - v).abs() <= 1e-9 * u.abs().max(v.abs()).max(1.0))
-        });
-        assert!(same, "{what}: sloth {x} vs DataFusion {y}");
-    }
+        })
 }
 
 #[test]

@@ -8,6 +8,10 @@
 
 mod common;
 
+/// The Ballista engine: the same plans on an in-process cluster and on a
+/// cluster of `sloth scheduler` / `sloth executor` processes.
+#[cfg(feature = "ballista")]
+mod ballista_engine;
 /// A CancelToken stops a running query from another thread.
 mod cancel;
 /// The `sloth` binary: exit codes, one-line errors, formats, and the REPL.

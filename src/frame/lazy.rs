@@ -476,9 +476,9 @@ impl LazyFrame {
             physical
         );
         #[cfg(feature = "datafusion")]
-        if self.config.engine == crate::config::Engine::DataFusion {
+        if self.config.engine != crate::config::Engine::Sloth {
             let handed = exec::datafusion::explain(&plan, &self.config)?;
-            text.push_str(&format!("\nHanded to DataFusion as:\n{handed}\n"));
+            text.push_str(&format!("\nHanded to {handed}"));
         }
         let placement = crate::gpu::placement::placement(&plan, self.config.device)?;
         if !placement.is_empty() {
@@ -540,7 +540,7 @@ impl LazyFrame {
         SlothError::catching_panics(|| {
             let plan = self.optimized_plan()?;
             #[cfg(feature = "datafusion")]
-            if self.config.engine == crate::config::Engine::DataFusion {
+            if self.config.engine != crate::config::Engine::Sloth {
                 let batches = exec::datafusion::collect(&plan, &self.config)?;
                 return Ok(DataFrame::new(plan.schema()?, batches));
             }

@@ -165,6 +165,35 @@ enum Command {
         #[arg(long, default_value_t = 100_000_000)]
         max_rows: usize,
     },
+    /// Run a Ballista scheduler that knows sloth's functions (feature `ballista`).
+    #[cfg(feature = "ballista")]
+    Scheduler {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+    },
+    /// Run a Ballista executor that knows sloth's functions (feature `ballista`).
+    #[cfg(feature = "ballista")]
+    Executor {
+        /// The scheduler to register with.
+        #[arg(long, value_name = "URL", default_value = "df://127.0.0.1:50050")]
+        scheduler: String,
+        /// Host to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        /// Port of the Arrow Flight service other executors fetch shuffle data from.
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// Port of the gRPC service.
+        #[arg(long, default_value_t = 50052)]
+        grpc_port: u16,
+        /// Tasks run at once (default: one per core).
+        #[arg(long, default_value_t = 0)]
+        slots: usize,
+        /// Directory for shuffle files (default: one under the system's temp directory).
+        #[arg(long, value_name = "DIR")]
+        work_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -225,10 +254,14 @@ struct SessionFlags {
     /// Directory for spill files (default: the system's temp directory).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<String>,
-    /// What runs the optimized plan: sloth (default), or datafusion (a
-    /// build with the `datafusion` feature).
+    /// What runs the optimized plan: sloth (default), datafusion (a build
+    /// with the `datafusion` feature) or ballista (feature `ballista`).
     #[arg(long)]
     engine: Option<String>,
+    /// The Ballista scheduler of `--engine ballista`, df://HOST:PORT
+    /// (default: a cluster started in this process for each query).
+    #[arg(long, value_name = "URL")]
+    scheduler: Option<String>,
 }
 
 /// `--memory-limit`'s help, with this machine's default.
@@ -270,6 +303,9 @@ impl SessionFlags {
         }
         if let Some(engine) = &self.engine {
             config.set("engine", engine)?;
+        }
+        if let Some(url) = &self.scheduler {
+            config.set("scheduler", url)?;
         }
         Ok(config)
     }
@@ -819,6 +855,31 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Command::Gen(g) => generate(g),
         Command::GpuSweep { max_rows } => sloth::queries::gpu_sweep::run(max_rows),
+        #[cfg(feature = "ballista")]
+        Command::Scheduler { bind } => sloth::exec::datafusion::ballista::serve_scheduler(
+            &sloth::exec::datafusion::ballista::SchedulerOptions { bind },
+        ),
+        #[cfg(feature = "ballista")]
+        Command::Executor {
+            scheduler,
+            bind_host,
+            port,
+            grpc_port,
+            slots,
+            work_dir,
+        } => sloth::exec::datafusion::ballista::serve_executor(
+            &sloth::exec::datafusion::ballista::ExecutorOptions {
+                scheduler: sloth::SessionConfig::new()
+                    .with_scheduler(&scheduler)?
+                    .scheduler
+                    .unwrap_or(scheduler),
+                bind_host,
+                port,
+                grpc_port,
+                slots,
+                work_dir,
+            },
+        ),
     }
 }
 

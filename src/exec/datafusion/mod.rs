@@ -17,45 +17,101 @@
 //!   exactly what it means in sloth (`substring` on a negative start, the
 //!   checks of a scalar subquery's row count).
 //!
+//! - `ballista.rs` (feature `ballista`) runs the same DataFusion plan on a
+//!   Ballista cluster: the one at the configured scheduler, or one started
+//!   in this process for the query.
+//!
 //! A node or expression without a translation is an error naming it;
 //! results come back as the same arrow `RecordBatch`es, cast to the types
 //! of sloth's plan.
 
+#[cfg(feature = "ballista")]
+pub mod ballista;
 mod expr;
 mod plan;
 mod udf;
 
+use std::sync::Arc;
+
 use arrow::record_batch::RecordBatch;
+use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
+use datafusion::logical_expr::LogicalPlan as DfPlan;
 use datafusion::prelude::{SessionConfig as DfConfig, SessionContext};
 
 use crate::config::SessionConfig;
 use crate::error::{Result, SlothError};
 use crate::plan::LogicalPlan;
 
-/// Runs `plan` (optimized by sloth) on DataFusion.
+/// Runs `plan` (optimized by sloth) on DataFusion, or on Ballista when
+/// `config.engine` says so.
 pub fn collect(plan: &LogicalPlan, config: &SessionConfig) -> Result<Vec<RecordBatch>> {
-    let ctx = context(config);
-    let df_plan = plan::Translator::new(&ctx).translate_root(plan)?;
-    runtime(config)?.block_on(async {
+    let runtime = runtime(config)?;
+    let batches = runtime.block_on(async {
+        #[cfg(feature = "ballista")]
+        if config.engine == crate::config::Engine::Ballista {
+            return ballista::collect(plan, config).await;
+        }
+        let ctx = SessionContext::new_with_state(state(config));
+        let df_plan = translate(&ctx, plan, config)?;
         let frame = ctx.execute_logical_plan(df_plan).await.map_err(df_error)?;
         frame.collect().await.map_err(df_error)
-    })
+    });
+    // An in-process Ballista cluster's servers are tasks of this runtime:
+    // they stop here, without waiting on a connection left open.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    batches
 }
 
-/// The DataFusion plan `plan` translates to, indented, as `explain` shows it.
+/// Where `plan` goes and the DataFusion plan it translates to, indented,
+/// as `explain` shows them.
 pub fn explain(plan: &LogicalPlan, config: &SessionConfig) -> Result<String> {
-    let ctx = context(config);
-    let df_plan = plan::Translator::new(&ctx).translate_root(plan)?;
-    Ok(df_plan.display_indent().to_string())
+    let ctx = SessionContext::new_with_state(state(config));
+    let df_plan = translate(&ctx, plan, config)?;
+    let target = match (config.engine, &config.scheduler) {
+        (crate::config::Engine::Ballista, Some(url)) => format!("Ballista at {url}"),
+        (crate::config::Engine::Ballista, None) => "Ballista (a cluster in this process)".into(),
+        _ => "DataFusion".into(),
+    };
+    Ok(format!("{target} as:\n{}\n", df_plan.display_indent()))
 }
 
-/// A DataFusion context running on `config`'s threads.
-fn context(config: &SessionConfig) -> SessionContext {
-    let threads = match config.threads {
+/// `plan` as a DataFusion plan calling `ctx`'s functions; for a cluster
+/// (`--engine ballista`) only plans whose every table the executors can
+/// read themselves.
+fn translate(ctx: &SessionContext, plan: &LogicalPlan, config: &SessionConfig) -> Result<DfPlan> {
+    let distributed = config.engine == crate::config::Engine::Ballista;
+    plan::Translator::new(ctx)
+        .distributed(distributed)
+        .translate_root(plan)
+}
+
+/// A DataFusion session state running on `config`'s threads, sloth's
+/// scalar functions registered by their `sloth_` names (a plan sent to a
+/// Ballista scheduler names them; the scheduler and executors look them
+/// up).
+fn state(config: &SessionConfig) -> SessionState {
+    let mut state = SessionStateBuilder::new()
+        .with_config(DfConfig::new().with_target_partitions(partitions(config)))
+        .with_default_features()
+        .build();
+    register_functions(&mut state);
+    state
+}
+
+/// Partitions DataFusion splits a query's work into: one per thread.
+fn partitions(config: &SessionConfig) -> usize {
+    match config.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
-    };
-    SessionContext::new_with_config(DfConfig::new().with_target_partitions(threads))
+    }
+}
+
+/// Registers every sloth scalar function in `registry`.
+pub fn register_functions(registry: &mut dyn FunctionRegistry) {
+    for func in crate::functions::all() {
+        // Registering returns the function a name replaced: none here.
+        let _ = registry.register_udf(Arc::new(udf::udf(func)));
+    }
 }
 
 fn runtime(config: &SessionConfig) -> Result<tokio::runtime::Runtime> {
@@ -63,7 +119,9 @@ fn runtime(config: &SessionConfig) -> Result<tokio::runtime::Runtime> {
     if config.threads > 0 {
         builder.worker_threads(config.threads);
     }
+    // Timers and sockets: Ballista's client and in-process cluster use them.
     builder
+        .enable_all()
         .thread_stack_size(crate::config::WORKER_STACK_BYTES)
         .build()
         .map_err(SlothError::Io)

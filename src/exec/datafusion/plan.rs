@@ -29,6 +29,9 @@ use crate::plan::{JoinType, LogicalPlan, Scan, join_schema};
 pub(super) struct Translator<'a> {
     pub(super) ctx: &'a SessionContext,
     relations: usize,
+    /// Whether the plan runs on a cluster, whose executors read every
+    /// table themselves.
+    distributed: bool,
 }
 
 /// Where an expression's columns come from: the sloth schema it was
@@ -70,7 +73,18 @@ fn build(builder: datafusion::error::Result<LogicalPlanBuilder>) -> Result<DfPla
 
 impl<'a> Translator<'a> {
     pub(super) fn new(ctx: &'a SessionContext) -> Self {
-        Translator { ctx, relations: 0 }
+        Translator {
+            ctx,
+            relations: 0,
+            distributed: false,
+        }
+    }
+
+    /// This translator for a plan that runs on a cluster: a table held in
+    /// this process's memory is then an error, as executors cannot read it.
+    pub(super) fn distributed(mut self, distributed: bool) -> Self {
+        self.distributed = distributed;
+        self
     }
 
     /// A relation name not used before in this plan.
@@ -245,6 +259,12 @@ impl<'a> Translator<'a> {
     /// under a name of its own, its filters, then its projection.
     fn scan(&mut self, scan: &Scan) -> Result<DfPlan> {
         let (provider, prefix): (Arc<dyn TableProvider>, &str) = match &scan.source {
+            ScanSource::Memory { .. } if self.distributed => {
+                return Err(SlothError::unsupported(
+                    "a table held in this process's memory on a Ballista cluster: its \
+                     executors read only files (write the table to Parquet and scan that)",
+                ));
+            }
             ScanSource::Memory { schema, batches } => (
                 Arc::new(
                     MemTable::try_new(schema.clone(), vec![batches.to_vec()]).map_err(df_error)?,
