@@ -1345,6 +1345,12 @@ fn math_and_string_functions() {
     );
     assert_eq!(
         q(
+            "select log(10, 1000), log(2, 8), character_length('héllo'), octet_length('héllo'), bit_length('héllo')"
+        ),
+        vec!["3.0|3.0|5|6|48"]
+    );
+    assert_eq!(
+        q(
             "select left('héllo', 2), right('héllo', 3), lpad('7', 3, '0'), rpad('ab', 5, 'xy'), split_part('a,b,c', ',', -2), reverse('héllo'), repeat('ab', 3), date_part('quarter', date '1995-08-01')"
         ),
         vec!["hé|llo|007|abxyx|b|olléh|ababab|3"]

@@ -249,7 +249,7 @@ struct Length;
 
 impl ScalarFunction for Length {
     fn names(&self) -> &'static [&'static str] {
-        &["length", "char_length", "len"]
+        &["length", "char_length", "character_length", "len"]
     }
     fn signature(&self, args: &[ArgType]) -> Result<Signature> {
         check_arity("length", args.len(), 1, 1)?;

@@ -803,8 +803,17 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 Expr::Function(functions::CONCAT, vec![acc, e])
             })
         }
-        // log(x) is the base-10 logarithm, in PostgreSQL and DuckDB.
-        "log" => scalar(functions::LOG10, args),
+        // log(x) is the base-10 logarithm, in PostgreSQL and DuckDB;
+        // log(b, x) the base-b one.
+        "log" => match <[Expr; 2]>::try_from(args) {
+            Ok([base, x]) => {
+                let log10 = |e: Expr| Expr::Function(functions::LOG10, vec![e]);
+                log10(x) / log10(base)
+            }
+            Err(args) => scalar(functions::LOG10, args),
+        },
+        // bit_length(s): 8 bits to a byte, as PostgreSQL counts.
+        "bit_length" => Expr::Function(functions::OCTET_LENGTH, args) * lit(8i64),
         "pi" if args.is_empty() => lit(std::f64::consts::PI),
         "mod" => match <[Expr; 2]>::try_from(args) {
             Ok([a, b]) => a % b,
