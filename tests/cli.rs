@@ -172,6 +172,39 @@ fn bad_input_exits_non_zero_with_one_line() {
 
 /// One malformed file in a `--data` directory does not stop queries over
 /// the others; a query that names it gets its error.
+/// Past the file-size limit (`ulimit -f`), a write is a one-line error and
+/// leaves no file, neither the output nor its temporary.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_write_past_the_file_size_limit_is_an_error_that_leaves_nothing() {
+    let in_dir = tempfile::tempdir().unwrap();
+    let input = in_dir.path().join("n.csv");
+    let rows: String = (0..100_000)
+        .map(|i| format!("{i},{}\n", i * 7919 % 100_003))
+        .collect();
+    std::fs::write(&input, format!("a,b\n{rows}")).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    for name in ["out.csv", "out.parquet"] {
+        let target = out_dir.path().join(name);
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -f 4 && exec \"$0\" sql --table n='{}' -c 'select * from n' --output '{}'",
+                input.display(),
+                target.display()
+            ))
+            .arg(env!("CARGO_BIN_EXE_sloth"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains("File too large"), "{name}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        let left: Vec<_> = std::fs::read_dir(out_dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+    }
+}
+
 #[test]
 fn an_unreadable_file_fails_only_the_queries_that_read_it() {
     let dir = csv_dir();

@@ -883,8 +883,34 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// A write past the file-size limit (`ulimit -f`) then fails with EFBIG,
+/// reported as a one-line error after the partial output is removed,
+/// instead of SIGXFSZ killing the process and leaving its temporary file.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn report_file_size_limit_as_an_error() {
+    const SIGXFSZ: i32 = 25;
+    const SIG_IGN: usize = 1;
+    unsafe extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    // SAFETY: ignoring a signal installs no handler code.
+    unsafe {
+        signal(SIGXFSZ, SIG_IGN);
+    }
+}
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+fn report_file_size_limit_as_an_error() {}
+
 fn main() -> ExitCode {
     keep_freed_memory();
+    report_file_size_limit_as_an_error();
     // A panic is reported as one `Error: internal error: ..` line (queries
     // catch their own; this catches the rest), not a message and backtrace;
     // RUST_BACKTRACE brings Rust's report back for debugging.
