@@ -198,7 +198,11 @@ fn a_write_past_the_file_size_limit_is_an_error_that_leaves_nothing() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
-        assert!(stderr.contains("File too large"), "{name}: {stderr}");
+        assert!(
+            stderr.contains("File too large")
+                && stderr.contains(&format!("writing '{}'", target.display())),
+            "{name}: {stderr}"
+        );
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         let left: Vec<_> = std::fs::read_dir(out_dir.path()).unwrap().collect();
         assert!(left.is_empty(), "{name}: {left:?}");

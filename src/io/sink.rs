@@ -105,14 +105,27 @@ impl FileSink {
     /// Appends one batch.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.rows += batch.num_rows();
-        match self.writer.as_mut().expect("not finished") {
-            Writer::Parquet(w) => w.write(batch)?,
-            Writer::Csv(w) => w.write(batch)?,
-            Writer::Ipc(w) => w.write(batch)?,
-            Writer::Json(w) => w.write(batch)?,
-            Writer::Ndjson(w) => w.write(batch)?,
-        }
-        Ok(())
+        let written = match self.writer.as_mut().expect("not finished") {
+            Writer::Parquet(w) => w.write(batch).map_err(SlothError::from),
+            Writer::Csv(w) => w.write(batch).map_err(SlothError::from),
+            Writer::Ipc(w) => w.write(batch).map_err(SlothError::from),
+            Writer::Json(w) => w.write(batch).map_err(SlothError::from),
+            Writer::Ndjson(w) => w.write(batch).map_err(SlothError::from),
+        };
+        written.map_err(|e| self.naming_the_file(e))
+    }
+
+    /// `e`, a failure to write this sink's file (a full disk, the
+    /// file-size limit), as an error that names the file.
+    fn naming_the_file(&self, e: SlothError) -> SlothError {
+        let kind = match &e {
+            SlothError::Io(io) => io.kind(),
+            _ => std::io::ErrorKind::Other,
+        };
+        SlothError::Io(std::io::Error::new(
+            kind,
+            format!("writing '{}': {e}", self.target.display()),
+        ))
     }
 
     /// Rows written so far.
@@ -122,6 +135,10 @@ impl FileSink {
 
     /// Ends the file, syncs it and renames it onto its path.
     pub fn finish(mut self) -> Result<()> {
+        self.finish_file().map_err(|e| self.naming_the_file(e))
+    }
+
+    fn finish_file(&mut self) -> Result<()> {
         let out = match self.writer.take().expect("finished once") {
             Writer::Parquet(w) => w.into_inner()?,
             Writer::Csv(mut w) => {
