@@ -10,6 +10,7 @@
 mod aggregate_semi_join;
 
 mod common_subexpr_eliminate;
+mod cross_join_count;
 mod eager_aggregation;
 mod eliminate_outer_join;
 mod join_output_pruning;
@@ -83,6 +84,7 @@ pub static RULES: &[&dyn OptimizerRule] = &[
     &semi_join_pushdown::SemiJoinPushdown,
     &aggregate_semi_join::AggregateSemiJoin,
     &eager_aggregation::EagerAggregation,
+    &cross_join_count::CrossJoinCount,
     &join_reorder::JoinReorder,
     &limit_pushdown::LimitPushdown,
     &common_subexpr_eliminate::CommonSubexprEliminate,
