@@ -136,7 +136,7 @@ impl OptimizerOptions {
 
 /// The settings queries run under: the SQL context, the frames it plans and the
 /// executor that runs them all read one of these.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionConfig {
     /// Where group-by and join operators run.
     pub device: Device,
@@ -155,6 +155,25 @@ pub struct SessionConfig {
     /// The Ballista scheduler `--engine ballista` sends queries to
     /// (`df://host:port`); `None` starts a cluster in this process.
     pub scheduler: Option<String>,
+    /// Whether SQL may read files it names itself (`read_parquet('f')`,
+    /// `FROM 'f.csv'`), besides the tables registered with it. On by
+    /// default, as in DuckDB; off, a query reads registered tables only.
+    pub enable_external_access: bool,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            device: Device::default(),
+            optimizer: OptimizerOptions::default(),
+            threads: 0,
+            memory_limit: None,
+            temp_dir: None,
+            engine: Engine::default(),
+            scheduler: None,
+            enable_external_access: true,
+        }
+    }
 }
 
 /// The names [`SessionConfig::set`] takes, each with what it sets.
@@ -184,6 +203,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
     (
         "scheduler",
         "the Ballista scheduler of --engine ballista, df://host:port; default a cluster in this process",
+    ),
+    (
+        "enable_external_access",
+        "whether SQL may read files it names (read_parquet('f'), FROM 'f.csv'): true or false; default true",
     ),
 ];
 
@@ -322,6 +345,17 @@ impl SessionConfig {
                     dir => Some(PathBuf::from(dir)),
                 }
             }
+            "enable_external_access" => {
+                self.enable_external_access = match value.to_ascii_lowercase().as_str() {
+                    "true" | "on" | "1" => true,
+                    "false" | "off" | "0" => false,
+                    _ => {
+                        return Err(SlothError::Config(format!(
+                            "enable_external_access is true or false, got '{value}'"
+                        )));
+                    }
+                }
+            }
             _ => return Err(unknown_setting(name)),
         }
         Ok(())
@@ -344,6 +378,7 @@ impl SessionConfig {
                 .scheduler
                 .clone()
                 .unwrap_or_else(|| "in-process".to_string()),
+            "enable_external_access" => self.enable_external_access.to_string(),
             _ => return Err(unknown_setting(name)),
         })
     }

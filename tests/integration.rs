@@ -21,6 +21,8 @@ mod cli;
 mod datafusion_engine;
 /// Group-by over Parquet columns whose dictionary codes the scan hands on.
 mod dictionary_codes;
+/// Files named in SQL, Hive partitions read and written, JSON input.
+mod files_in_sql;
 /// GPU offload: the kernels' CPU port, the fallback, and (with a GPU) the device.
 mod gpu;
 /// db-benchmark questions against a naive reference.

@@ -1,4 +1,4 @@
-//! Table sources (CSV, Parquet, Arrow IPC, in-memory batches) and sinks.
+//! Table sources (CSV, Parquet, Arrow IPC, JSON, in-memory batches) and sinks.
 //!
 //! A [`ScanSource`] knows its schema up front (read from the file footer or
 //! inferred from the CSV header and a sample), so plans can be checked before
@@ -8,7 +8,10 @@
 mod csv;
 mod file_cache;
 mod filter;
+pub(crate) mod hive;
+mod json;
 mod parquet;
+mod partitioned;
 pub mod paths;
 mod sink;
 pub mod text_table;
@@ -29,9 +32,11 @@ pub use self::filter::{
 pub use self::parquet::{
     DictCodes, Dictionary, ParquetScanMetrics, RowGroupUnit, SharedPages, row_group_may_match,
 };
+pub(crate) use partitioned::OutputSink;
+pub use partitioned::PartitionedSink;
 pub use sink::{
-    FileFormat, FileSink, remove_partial_outputs, write_bytes, write_csv, write_file, write_ipc,
-    write_parquet,
+    FileFormat, FileSink, WriteOptions, remove_partial_outputs, write_bytes, write_csv, write_file,
+    write_ipc, write_parquet,
 };
 
 /// A piece of a scan that one thread reads on its own (a morsel source).
@@ -110,6 +115,13 @@ pub enum ScanSource {
         /// Schema from the footer.
         schema: SchemaRef,
     },
+    /// A JSON file: one object per line, or an array of objects.
+    Json {
+        /// File path.
+        path: PathBuf,
+        /// Schema inferred from the first objects.
+        schema: SchemaRef,
+    },
     /// Batches already in memory.
     Memory {
         /// Schema of the batches.
@@ -156,6 +168,16 @@ impl PartialEq for ScanSource {
                     path: b,
                     schema: sb,
                 },
+            )
+            | (
+                Json {
+                    path: a,
+                    schema: sa,
+                },
+                Json {
+                    path: b,
+                    schema: sb,
+                },
             ) => a == b && sa == sb,
             (
                 Memory {
@@ -184,6 +206,7 @@ impl fmt::Display for ScanSource {
             ScanSource::Csv { path, .. } => write!(f, "csv '{}'", path.display()),
             ScanSource::Parquet { path, .. } => write!(f, "parquet '{}'", path.display()),
             ScanSource::Ipc { path, .. } => write!(f, "ipc '{}'", path.display()),
+            ScanSource::Json { path, .. } => write!(f, "json '{}'", path.display()),
             ScanSource::Memory { batches, .. } => {
                 write!(
                     f,
@@ -248,6 +271,14 @@ impl ScanSource {
         })
     }
 
+    /// A JSON file source (newline-delimited objects or one array of
+    /// objects); the schema is inferred from the first objects.
+    pub fn json(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let schema = json::infer_schema(&path)?;
+        Ok(ScanSource::Json { path, schema })
+    }
+
     /// In-memory batches (all must share the schema).
     pub fn memory(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<Self> {
         let schema = nullable_schema(&schema);
@@ -266,7 +297,8 @@ impl ScanSource {
         })
     }
 
-    /// A source chosen by file extension (`.csv`, `.parquet`/`.pq`, `.arrow`/`.ipc`/`.feather`).
+    /// A source chosen by file extension (`.csv`/`.tsv`, `.parquet`/`.pq`,
+    /// `.arrow`/`.ipc`/`.feather`, `.json`/`.ndjson`/`.jsonl`).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
         Self::from_path_with(path, &CsvOptions::default())
     }
@@ -290,10 +322,27 @@ impl ScanSource {
             }
             "parquet" | "pq" => Self::parquet(path),
             "arrow" | "ipc" | "feather" => Self::ipc(path),
+            "json" | "ndjson" | "jsonl" => Self::json(path),
             _ => Err(SlothError::unsupported(format!(
-                "file '{}': unknown extension (expected .csv, .tsv, .parquet, .arrow)",
+                "file '{}': unknown extension (expected .csv, .tsv, .parquet, .arrow, .json, .ndjson)",
                 path.display()
             ))),
+        }
+    }
+
+    /// A source reading `path` as `format` whatever its extension; by
+    /// extension when `None` ([`ScanSource::from_path_with`]).
+    pub fn from_path_as(
+        path: impl AsRef<Path>,
+        format: Option<FileFormat>,
+        csv: &CsvOptions,
+    ) -> Result<Self> {
+        match format {
+            None => Self::from_path_with(path, csv),
+            Some(FileFormat::Csv) => Self::csv(path, csv.clone()),
+            Some(FileFormat::Parquet) => Self::parquet(path),
+            Some(FileFormat::Ipc) => Self::ipc(path),
+            Some(FileFormat::Json | FileFormat::Ndjson) => Self::json(path),
         }
     }
 
@@ -303,6 +352,7 @@ impl ScanSource {
             ScanSource::Csv { schema, .. }
             | ScanSource::Parquet { schema, .. }
             | ScanSource::Ipc { schema, .. }
+            | ScanSource::Json { schema, .. }
             | ScanSource::Memory { schema, .. } => schema.clone(),
         }
     }
@@ -368,6 +418,7 @@ impl ScanSource {
                 )?;
                 reader.collect::<Result<Vec<_>, _>>()?
             }
+            ScanSource::Json { path, schema } => json::read(path, schema, projection)?,
             ScanSource::Memory { batches, .. } => match projection {
                 Some(p) => batches
                     .iter()

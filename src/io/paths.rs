@@ -1,14 +1,22 @@
-//! What a table path names: one file, every readable file of a directory,
-//! or the files a glob in the last path component matches
-//! (`logs/2024-*.parquet`, `data/part-?.csv`).
+//! What a table path names: one file; every readable file of a
+//! directory, and of its Hive partition directories (`year=2024/`) below;
+//! or the files a glob matches (`logs/2024-*.parquet`,
+//! `sales/year=*/*.parquet`, `data/**/*.csv`: `*` any run of characters
+//! within a name, `?` one, `**` any number of directories).
+//!
+//! Names starting with `.` or `_` (temporaries of writers in progress,
+//! `_SUCCESS` markers) are not part of a table unless a pattern spells the
+//! dot.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, SlothError};
+use crate::io::hive::{malformed, partition_of};
 
 /// Extensions sloth reads, lower case.
-pub const READABLE_EXTENSIONS: &[&str] =
-    &["parquet", "pq", "csv", "tsv", "arrow", "ipc", "feather"];
+pub const READABLE_EXTENSIONS: &[&str] = &[
+    "parquet", "pq", "csv", "tsv", "arrow", "ipc", "feather", "json", "ndjson", "jsonl",
+];
 
 /// True when `path` has an extension sloth reads.
 pub fn is_readable_file(path: &Path) -> bool {
@@ -17,42 +25,67 @@ pub fn is_readable_file(path: &Path) -> bool {
         .is_some_and(|e| READABLE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
-/// The files `path` names, sorted: itself; a directory's readable files;
-/// or a glob's matches (`*` any run of characters, `?` one). A glob or a
-/// directory that yields no file is an error naming it.
+fn is_glob(part: &str) -> bool {
+    part.contains(['*', '?'])
+}
+
+fn is_hidden(name: &str) -> bool {
+    name.starts_with(['.', '_'])
+}
+
+/// The directory a path's files are found under: the path itself for a
+/// directory, the part before the first glob component for a glob, the
+/// parent for a file. Hive partitions are read from below it.
+pub fn root(path: &Path) -> PathBuf {
+    let mut root = PathBuf::new();
+    for part in path.components() {
+        if is_glob(&part.as_os_str().to_string_lossy()) {
+            return root;
+        }
+        root.push(part);
+    }
+    if path.is_dir() {
+        root
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+}
+
+/// The files `path` names, sorted: itself; a directory's readable files
+/// (with those of its partition directories); or a glob's matches. A glob
+/// or a directory that yields no file is an error naming it, as is a
+/// directory beside partition directories that is not one itself.
 pub fn expand(path: &Path) -> Result<Vec<PathBuf>> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let is_glob = name.contains(['*', '?']);
-    if !is_glob && !path.is_dir() {
+    let glob = path
+        .components()
+        .any(|c| is_glob(&c.as_os_str().to_string_lossy()));
+    if !glob && !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let dir = if is_glob {
-        path.parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
+    let mut files = Vec::new();
+    if glob {
+        let root = root(path);
+        let pattern: Vec<String> = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let start = if root.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            root.as_path()
+        };
+        walk(start, &pattern, &mut files)?;
     } else {
-        path
-    };
-    let entries = std::fs::read_dir(dir).map_err(|e| SlothError::FileNotFound {
-        path: dir.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .filter(|p| match is_glob {
-            true => p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| glob_match(name.as_bytes(), n.as_bytes())),
-            false => is_readable_file(p),
-        })
-        .collect();
+        directory_files(path, &mut files)?;
+    }
     files.sort();
+    files.dedup();
     if files.is_empty() {
         return Err(SlothError::FileNotFound {
             path: path.display().to_string(),
-            reason: if is_glob {
+            reason: if glob {
                 "no file matches".into()
             } else {
                 format!("no {} file in it", READABLE_EXTENSIONS.join("/"))
@@ -60,6 +93,80 @@ pub fn expand(path: &Path) -> Result<Vec<PathBuf>> {
         });
     }
     Ok(files)
+}
+
+/// The entries of `dir` that are files and directories, by name.
+fn entries(dir: &Path) -> Result<(Vec<(String, PathBuf)>, Vec<(String, PathBuf)>)> {
+    let read = std::fs::read_dir(dir).map_err(|e| SlothError::FileNotFound {
+        path: dir.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let (mut files, mut dirs) = (Vec::new(), Vec::new());
+    for entry in read.filter_map(|e| e.ok()) {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            dirs.push((name, path));
+        } else if path.is_file() {
+            files.push((name, path));
+        }
+    }
+    Ok((files, dirs))
+}
+
+/// A directory's readable files and, recursively, those of its
+/// `key=value` subdirectories.
+fn directory_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let (files, dirs) = entries(dir)?;
+    out.extend(
+        files
+            .into_iter()
+            .filter(|(name, p)| !is_hidden(name) && is_readable_file(p))
+            .map(|(_, p)| p),
+    );
+    let dirs: Vec<_> = dirs.into_iter().filter(|(n, _)| !is_hidden(n)).collect();
+    let partitioned = dirs
+        .iter()
+        .any(|(name, _)| matches!(partition_of(name), Some(Ok(_))));
+    for (name, sub) in dirs {
+        match partition_of(&name) {
+            Some(Ok(_)) => directory_files(&sub, out)?,
+            Some(Err(())) => return Err(malformed(dir, &name)),
+            None if partitioned => return Err(malformed(dir, &name)),
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// The files under `dir` that the path components `pattern` match.
+fn walk(dir: &Path, pattern: &[String], out: &mut Vec<PathBuf>) -> Result<()> {
+    let Some((part, rest)) = pattern.split_first() else {
+        return Ok(());
+    };
+    let (files, dirs) = entries(dir)?;
+    let visible = |name: &str| !is_hidden(name) || part.starts_with(['.', '_']);
+    if part == "**" {
+        walk(dir, rest, out)?;
+        for (_, sub) in dirs.iter().filter(|(n, _)| !is_hidden(n)) {
+            walk(sub, pattern, out)?;
+        }
+        return Ok(());
+    }
+    let matches = |name: &str| visible(name) && glob_match(part.as_bytes(), name.as_bytes());
+    if rest.is_empty() {
+        out.extend(
+            files
+                .into_iter()
+                .filter(|(n, _)| matches(n))
+                .map(|(_, p)| p),
+        );
+    } else {
+        for (_, sub) in dirs.into_iter().filter(|(n, _)| matches(n)) {
+            walk(&sub, rest, out)?;
+        }
+    }
+    Ok(())
 }
 
 /// `*` and `?` matching of a file name, by backtracking to the last `*`.
@@ -118,5 +225,41 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(none.contains("no file matches"), "{none}");
+    }
+
+    #[test]
+    fn partition_directories_and_deep_globs_expand_to_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for f in [
+            "year=2023/m=1/a.csv",
+            "year=2023/m=2/b.csv",
+            "year=2024/m=1/c.csv",
+            "year=2024/m=1/.c.csv.tmp-1",
+            "year=2024/_SUCCESS",
+        ] {
+            std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+            std::fs::write(d.join(f), "x\n1\n").unwrap();
+        }
+        let names = |v: Vec<PathBuf>| -> Vec<String> {
+            v.iter()
+                .map(|p| p.strip_prefix(d).unwrap().display().to_string())
+                .collect()
+        };
+        let all = [
+            "year=2023/m=1/a.csv",
+            "year=2023/m=2/b.csv",
+            "year=2024/m=1/c.csv",
+        ];
+        assert_eq!(names(expand(d).unwrap()), all);
+        assert_eq!(names(expand(&d.join("**/*.csv")).unwrap()), all);
+        assert_eq!(
+            names(expand(&d.join("year=2023/*/*.csv")).unwrap()),
+            all[..2]
+        );
+        assert_eq!(root(&d.join("year=*/m=1/*.csv")), d);
+        std::fs::create_dir(d.join("misc")).unwrap();
+        let e = expand(d).unwrap_err().to_string();
+        assert!(e.contains("'misc' is not a key=value"), "{e}");
     }
 }

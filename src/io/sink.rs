@@ -48,6 +48,70 @@ impl FileFormat {
     }
 }
 
+impl FileFormat {
+    /// The usual extension of the format's files.
+    pub fn extension(self) -> &'static str {
+        match self {
+            FileFormat::Parquet => "parquet",
+            FileFormat::Csv => "csv",
+            FileFormat::Ipc => "arrow",
+            FileFormat::Json => "json",
+            FileFormat::Ndjson => "ndjson",
+        }
+    }
+}
+
+/// How a file is written, beyond its format: what `COPY .. TO ..
+/// (options)` sets. The defaults are zstd-compressed Parquet in row groups
+/// of 131,072 rows, and CSV with a header and commas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteOptions {
+    /// Parquet compression: `zstd` (level 1), `snappy`, `lz4` or
+    /// `uncompressed`.
+    pub compression: String,
+    /// Rows per Parquet row group.
+    pub row_group_size: usize,
+    /// CSV field separator.
+    pub delimiter: u8,
+    /// Whether CSV output starts with a header line.
+    pub header: bool,
+    /// Columns to partition the output by: a directory tree of
+    /// `key=value/` folders instead of one file ([`crate::io::PartitionedSink`]).
+    pub partition_by: Vec<String>,
+    /// Whether a partitioned write may replace an existing directory.
+    pub overwrite: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            compression: "zstd".into(),
+            row_group_size: 128 * 1024,
+            delimiter: b',',
+            header: true,
+            partition_by: vec![],
+            overwrite: false,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// The Parquet codec `compression` names.
+    fn parquet_compression(&self) -> Result<Compression> {
+        Ok(match self.compression.to_ascii_lowercase().as_str() {
+            "zstd" => Compression::ZSTD(ZstdLevel::try_new(1)?),
+            "snappy" => Compression::SNAPPY,
+            "lz4" | "lz4_raw" => Compression::LZ4_RAW,
+            "uncompressed" | "none" => Compression::UNCOMPRESSED,
+            other => {
+                return Err(SlothError::plan(format!(
+                    "Parquet compression '{other}' (zstd, snappy, lz4, uncompressed)"
+                )));
+            }
+        })
+    }
+}
+
 type Out = BufWriter<File>;
 
 /// The writer of each format.
@@ -72,6 +136,20 @@ pub struct FileSink {
 impl FileSink {
     /// Starts writing `format` to a temporary file beside `path`.
     pub fn create(path: impl AsRef<Path>, format: FileFormat, schema: &SchemaRef) -> Result<Self> {
+        Self::create_with(path, format, schema, &WriteOptions::default())
+    }
+
+    /// As [`FileSink::create`], written as `options` say.
+    pub fn create_with(
+        path: impl AsRef<Path>,
+        format: FileFormat,
+        schema: &SchemaRef,
+        options: &WriteOptions,
+    ) -> Result<Self> {
+        if options.row_group_size == 0 {
+            return Err(SlothError::plan("ROW_GROUP_SIZE must be at least 1"));
+        }
+        let compression = options.parquet_compression()?;
         let (target, tmp, file) = create_temp(path.as_ref())?;
         // From here on, dropping the sink removes `tmp`.
         let mut sink = FileSink {
@@ -85,14 +163,15 @@ impl FileSink {
         sink.writer = Some(match format {
             FileFormat::Parquet => {
                 let props = WriterProperties::builder()
-                    .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
-                    .set_max_row_group_row_count(Some(128 * 1024))
+                    .set_compression(compression)
+                    .set_max_row_group_row_count(Some(options.row_group_size))
                     .build();
                 Writer::Parquet(ArrowWriter::try_new(out, schema.clone(), Some(props))?)
             }
             FileFormat::Csv => Writer::Csv(
                 arrow::csv::WriterBuilder::new()
-                    .with_header(true)
+                    .with_header(options.header)
+                    .with_delimiter(options.delimiter)
                     .build(out),
             ),
             FileFormat::Ipc => Writer::Ipc(arrow::ipc::writer::FileWriter::try_new(out, schema)?),

@@ -2,7 +2,8 @@
 //! `CREATE [OR REPLACE] TABLE name AS query`, `CREATE [OR REPLACE] VIEW
 //! name AS query`, `DROP TABLE|VIEW [IF EXISTS] name, ..` and
 //! `COPY (query) | table [(columns)] TO 'path' [(FORMAT
-//! parquet|csv|arrow|json|ndjson)]`.
+//! parquet|csv|arrow|json|ndjson, PARTITION_BY (..), ..)]` (the options:
+//! [`super::copy_options`]).
 //!
 //! A table made by `CREATE TABLE .. AS` holds the query's result in
 //! memory in the context; a view holds the query's plan and runs it each
@@ -14,15 +15,20 @@ use std::path::Path;
 
 use sqlparser::ast::{self, CopyOption, CopySource, CopyTarget, ObjectType, Statement};
 
+use super::copy_options::{CopyOptions, copy_format, format_named};
 use super::{SqlContext, SqlOutput};
 use crate::error::{Result, SlothError};
 use crate::expr::col;
 use crate::frame::LazyFrame;
-use crate::io::FileFormat;
 
 impl SqlContext {
     /// Runs `statement` if it is one of this module's; `None` otherwise.
-    pub(super) fn ddl(&mut self, statement: &Statement) -> Result<Option<SqlOutput>> {
+    /// `copy` holds a COPY's DuckDB-style options ([`super::copy_options`]).
+    pub(super) fn ddl(
+        &mut self,
+        statement: &Statement,
+        copy: &CopyOptions,
+    ) -> Result<Option<SqlOutput>> {
         Ok(Some(match statement {
             Statement::CreateTable(create) => {
                 let Some(query) = &create.query else {
@@ -76,7 +82,8 @@ impl SqlContext {
                     return Err(SlothError::unsupported(format!("COPY option '{option}'")));
                 }
                 let path = Path::new(filename);
-                let format = copy_format(path, options)?;
+                let copy = with_parsed_options(copy.clone(), options)?;
+                let format = copy_format(path, &copy)?;
                 let rows = match source {
                     CopySource::Query(query) => self.plan_query(query)?,
                     CopySource::Table {
@@ -90,7 +97,7 @@ impl SqlContext {
                         }
                     }
                 };
-                rows.sink(path, format)?;
+                rows.sink_with(path, format, &copy.write)?;
                 SqlOutput::Done
             }
             Statement::Copy { .. } => {
@@ -127,35 +134,16 @@ fn table_name(name: &ast::ObjectName) -> Result<String> {
     }
 }
 
-/// The format `COPY` writes: its `FORMAT` option, else the file's extension.
-fn copy_format(path: &Path, options: &[CopyOption]) -> Result<FileFormat> {
-    let mut format = None;
+/// `copy` with the options sqlparser read itself (PostgreSQL's `WITH
+/// (FORMAT csv, HEADER)`) added.
+fn with_parsed_options(mut copy: CopyOptions, options: &[CopyOption]) -> Result<CopyOptions> {
     for option in options {
         match option {
-            CopyOption::Format(name) => {
-                format = Some(match name.value.to_ascii_lowercase().as_str() {
-                    "parquet" => FileFormat::Parquet,
-                    "csv" => FileFormat::Csv,
-                    "arrow" | "ipc" | "feather" => FileFormat::Ipc,
-                    "json" => FileFormat::Json,
-                    "ndjson" | "jsonl" => FileFormat::Ndjson,
-                    other => {
-                        return Err(SlothError::unsupported(format!(
-                            "COPY format '{other}' (parquet, csv, arrow, json, ndjson)"
-                        )));
-                    }
-                })
-            }
-            CopyOption::Header(true) => {}
+            CopyOption::Format(name) => copy.format = Some(format_named(&name.value)?),
+            CopyOption::Header(header) => copy.write.header = *header,
+            CopyOption::Delimiter(d) if d.is_ascii() => copy.write.delimiter = *d as u8,
             other => return Err(SlothError::unsupported(format!("COPY option '{other}'"))),
         }
     }
-    format
-        .or_else(|| FileFormat::from_path(path))
-        .ok_or_else(|| {
-            SlothError::plan(format!(
-                "COPY to '{}': give (FORMAT ..) or a .parquet, .csv, .arrow, .json or .ndjson name",
-                path.display()
-            ))
-        })
+    Ok(copy)
 }

@@ -5,12 +5,14 @@
 //! query into a [`LazyFrame`], [`SqlContext::execute`] also handles
 //! `EXPLAIN [ANALYZE]`.
 
+mod copy_options;
 mod ddl;
 mod expr;
 mod planner;
 mod select;
 mod set_operations;
 mod subquery;
+mod table_functions;
 mod unsupported;
 mod values;
 
@@ -153,7 +155,9 @@ impl SqlContext {
     }
 
     /// Registers every readable file in `dir` (`.parquet`, `.csv`, `.tsv`,
-    /// `.arrow`, ..) under its file stem; returns how many. A file that
+    /// `.arrow`, `.json`, ..) under its file stem, and every subdirectory
+    /// holding Hive partitions (`sales/year=2024/..`) under its name;
+    /// returns how many. A file that
     /// cannot be read (a malformed CSV, a truncated Parquet file) does not
     /// stop the others: a query that names its table gets the file's error.
     /// Two files with one stem (`t.csv` and `t.parquet`) are an error that
@@ -166,12 +170,19 @@ impl SqlContext {
         })?;
         let mut paths: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file() && crate::io::paths::is_readable_file(p))
+            .filter(|p| {
+                (p.is_file() && crate::io::paths::is_readable_file(p)) || is_partitioned_dir(p)
+            })
             .collect();
         paths.sort();
         let mut seen: BTreeMap<String, &Path> = BTreeMap::new();
         for p in &paths {
-            let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else {
+            let name = if p.is_dir() {
+                p.file_name()
+            } else {
+                p.file_stem()
+            };
+            let Some(stem) = name.and_then(|s| s.to_str()) else {
                 continue;
             };
             if let Some(first) = seen.insert(stem.to_ascii_lowercase(), p) {
@@ -226,7 +237,13 @@ impl SqlContext {
     }
 
     fn parse(&self, sql: &str) -> Result<Statement> {
-        let mut stmts = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| {
+        let parsed = Parser::parse_sql(&GenericDialect {}, sql);
+        // `FROM 'file.csv'` (DuckDB's spelling) parses as a quoted name.
+        let parsed = match (parsed, table_functions::quote_file_names(sql)) {
+            (Err(e), Some(quoted)) => Parser::parse_sql(&GenericDialect {}, &quoted).map_err(|_| e),
+            (parsed, _) => parsed,
+        };
+        let mut stmts = parsed.map_err(|e| {
             let msg = e.to_string();
             if msg.contains("Line:") {
                 SlothError::SqlSyntax(msg)
@@ -308,8 +325,18 @@ impl SqlContext {
                 Ok(SqlOutput::Text(self.config.get(rest)?))
             }
             _ => {
+                if let Some((text, copy)) = copy_options::split(sql)? {
+                    let statement = self.parse(&text)?;
+                    if let Some(output) =
+                        crate::config::on_large_stack(|| self.ddl(&statement, &copy))?
+                    {
+                        return Ok(output);
+                    }
+                }
                 if let Ok(statement) = self.parse(sql)
-                    && let Some(output) = crate::config::on_large_stack(|| self.ddl(&statement))?
+                    && let Some(output) = crate::config::on_large_stack(|| {
+                        self.ddl(&statement, &copy_options::CopyOptions::default())
+                    })?
                 {
                     return Ok(output);
                 }
@@ -390,6 +417,26 @@ impl SqlContext {
         lf.logical_plan().validate()?;
         Ok(lf)
     }
+}
+
+/// Whether `dir` is a directory with `key=value` subdirectories (a
+/// table of Hive partitions); hidden ones (`.x`, `_x`) are not tables.
+fn is_partitioned_dir(dir: &Path) -> bool {
+    let hidden = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_none_or(|n| n.starts_with(['.', '_']));
+    !hidden
+        && dir.is_dir()
+        && std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.filter_map(|e| e.ok()).any(|e| {
+                e.path().is_dir()
+                    && e.file_name()
+                        .to_str()
+                        .and_then(crate::io::hive::partition_of)
+                        .is_some_and(|p| p.is_ok())
+            })
+        })
 }
 
 /// A frame of text columns named `names`, one row per entry of `rows`.

@@ -259,6 +259,13 @@ impl<'a> Translator<'a> {
     /// under a name of its own, its filters, then its projection.
     fn scan(&mut self, scan: &Scan) -> Result<DfPlan> {
         let (provider, prefix): (Arc<dyn TableProvider>, &str) = match &scan.source {
+            ScanSource::Json { path, .. } if self.distributed => {
+                return Err(SlothError::unsupported(format!(
+                    "JSON file '{}' on a Ballista cluster: its executors read Parquet, \
+                     CSV and Arrow files (COPY it to Parquet and scan that)",
+                    path.display()
+                )));
+            }
             ScanSource::Memory { .. } if self.distributed => {
                 return Err(SlothError::unsupported(
                     "a table held in this process's memory on a Ballista cluster: its \
@@ -271,6 +278,15 @@ impl<'a> Translator<'a> {
                 ),
                 "memory",
             ),
+            // JSON arrays are not a DataFusion format: sloth reads the
+            // file and hands its batches over.
+            ScanSource::Json { schema, .. } => {
+                let batches = scan.source.read(None, &[], &Default::default(), None)?;
+                (
+                    Arc::new(MemTable::try_new(schema.clone(), vec![batches]).map_err(df_error)?),
+                    "json",
+                )
+            }
             ScanSource::Parquet { path, schema } => (
                 listing(path, schema, Arc::new(ParquetFormat::default()))?,
                 "parquet",

@@ -16,6 +16,7 @@ use crate::expr::{Expr, Operator, col, lit};
 use crate::plan::{JoinType, LogicalPlan};
 use crate::sql::expr::convert;
 use crate::sql::planner::{QueryPlanner, Scope, ScopeColumn, ident, renamed};
+use crate::sql::table_functions::{quoted_path, table_function};
 use crate::sql::unsupported::check_table_factor;
 
 /// A FROM item before naming: its plan and the qualifier its columns answer to.
@@ -42,11 +43,39 @@ impl QueryPlanner<'_> {
                 let cte = self.ctes.borrow().get(&key).cloned();
                 let plan = match cte {
                     Some(p) => p,
-                    None => Arc::new(self.ctx.table(&key)?.logical_plan().clone()),
+                    None => match self.ctx.table(&key) {
+                        Ok(t) => Arc::new(t.logical_plan().clone()),
+                        Err(e) => match quoted_path(self.ctx, name)? {
+                            Some(file) => Arc::new(file.logical_plan().clone()),
+                            None => return Err(e),
+                        },
+                    },
                 };
                 Ok(Factor {
                     plan,
                     qualifier: alias.as_ref().map_or(key, |a| ident(&a.name)),
+                })
+            }
+            TableFactor::Table {
+                name,
+                alias,
+                args: Some(args),
+                ..
+            } => {
+                let Some(file) = table_function(self.ctx, name, args)? else {
+                    return Err(SlothError::unsupported(format!("table function '{name}'")));
+                };
+                let qualifier = match alias {
+                    Some(a) => ident(&a.name),
+                    None => name.to_string().to_ascii_lowercase(),
+                };
+                let plan = match alias {
+                    Some(a) => renamed(file.logical_plan().clone(), &a.columns)?,
+                    None => file.logical_plan().clone(),
+                };
+                Ok(Factor {
+                    plan: Arc::new(plan),
+                    qualifier,
                 })
             }
             TableFactor::Derived {
