@@ -3,8 +3,11 @@ reports every query whose answers differ or that only one engine runs.
 
     python scripts/sql_diff/sql_diff.py DATA_DIR QUERIES.sql [--sloth target/release/sloth]
     python scripts/sql_diff/sql_diff.py --make-nulls DIR   # writes t.parquet and u.parquet
+    python scripts/sql_diff/sql_diff.py --make-files DIR   # input files for files.sql
 
-QUERIES.sql holds one query per line (`--` lines are comments). Rows are
+Both engines run in DATA_DIR, so a query may name files by paths relative
+to it (`FROM 'sales/year=*/*.parquet'`). QUERIES.sql holds one query per
+line (`--` lines are comments). Rows are
 compared as multisets unless the query ends in a top-level ORDER BY.
 Numbers compare to 6 significant digits and booleans as true/false. Where
 the engines' conventions differ (integer division, NULL order under DESC,
@@ -46,6 +49,25 @@ def make_nulls(out: pathlib.Path) -> None:
       from range(300)) to '{out / "u.parquet"}' (format parquet)""")
 
 
+def make_files(out: pathlib.Path) -> None:
+    """Input files of every form sloth reads: a Hive-partitioned Parquet
+    tree, CSV without a header and with ';' and 'NA', NDJSON, and two
+    Parquet files of one table."""
+    out.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("select setseed(0.42)")
+    con.execute("""create table sales as select i as id,
+      2020 + (i % 4) as year,
+      case when i % 7 = 0 then null else ['eu', 'us', 'a/b'][1 + i % 3] end as region,
+      round(random() * 100, 2) as amt from range(5000) t(i)""")
+    con.execute(f"copy sales to '{out / 'sales'}' (format parquet, partition_by (year, region), overwrite_or_ignore)")
+    con.execute(f"copy (select id, region, amt from sales) to '{out / 'semi.txt'}' (header false, delimiter ';', nullstr 'NA')")
+    con.execute(f"copy (select id, region, amt from sales) to '{out / 'events.ndjson'}' (format json)")
+    (out / "parts").mkdir(exist_ok=True)
+    con.execute(f"copy (select * from sales where id < 2500) to '{out / 'parts' / 'p1.parquet'}' (format parquet)")
+    con.execute(f"copy (select * from sales where id >= 2500) to '{out / 'parts' / 'p2.parquet'}' (format parquet)")
+
+
 def norm(v) -> str:
     if v is None or v == "" or v == "NULL":
         return "NULL"
@@ -74,12 +96,19 @@ def main() -> int:
     p.add_argument("queries", nargs="?")
     p.add_argument("--sloth", default="target/release/sloth")
     p.add_argument("--make-nulls", metavar="DIR")
+    p.add_argument("--make-files", metavar="DIR")
     args = p.parse_args()
     if args.make_nulls:
         make_nulls(pathlib.Path(args.make_nulls))
         return 0
+    if args.make_files:
+        make_files(pathlib.Path(args.make_files))
+        return 0
+    data = pathlib.Path(args.data).resolve()
+    sloth = str(pathlib.Path(args.sloth).resolve())
     con = duckdb.connect()
-    for f in sorted(pathlib.Path(args.data).glob("*.parquet")):
+    con.execute(f"set file_search_path = '{data}'")
+    for f in sorted(data.glob("*.parquet")):
         con.execute(f"create view {f.stem} as select * from read_parquet('{f}')")
     queries = [
         line.strip()
@@ -94,9 +123,10 @@ def main() -> int:
             print(f"DuckDB error  {q}\n  {str(e).splitlines()[0]}")
             continue
         run = subprocess.run(
-            [args.sloth, "sql", "--data", args.data, "--format", "csv", "-c", q],
+            [sloth, "sql", "--data", str(data), "--format", "csv", "-c", q],
             capture_output=True,
             text=True,
+            cwd=data,
         )
         if run.returncode != 0:
             print(f"sloth error   {q}\n  {run.stderr.strip()}")

@@ -363,7 +363,7 @@ mod tests {
         let d_set = col("d").is_not_null();
         assert_eq!(
             with(vec![lit(2024).eq(lit(2024)), d_set.clone()]).trim(),
-            "Scan memory (2 rows) filters=[(d IS NOT NULL)]"
+            "Scan memory (2 rows) filters=[d IS NOT NULL]"
         );
         assert_eq!(
             with(vec![d_set.clone(), lit(2023).eq(lit(2024))]).trim(),
