@@ -609,3 +609,22 @@ fn the_engine_flag_names_what_it_needs() {
         );
     }
 }
+
+#[test]
+fn repl_tables_show_as_many_rows_and_characters_as_asked() {
+    let out = with_stdin(
+        sloth().args(["sql"]),
+        b".maxrows 2\n.maxwidth 5\nselect 'abcdefghij' as s from (values (1), (2), (3), (4), (5)) v(x);\n.maxrows 1\n",
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stdout.contains("abcd…"), "{stdout}");
+    assert!(!stdout.contains("abcde"), "{stdout}");
+    assert!(stdout.contains("5 rows (2 shown)"), "{stdout}");
+    // A bad count is an error, and the exit status says so.
+    assert!(
+        stderr.contains(".maxrows takes a number of at least 2"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -111,6 +111,13 @@ impl DataFrame {
     /// Renders up to `max_rows` rows as an aligned table: head and tail when
     /// longer, cells cut at `MAX_CELL` characters, column types under the names.
     pub fn to_table_string(&self, max_rows: usize) -> String {
+        self.to_table_string_with(max_rows, MAX_CELL)
+    }
+
+    /// As [`DataFrame::to_table_string`], cutting cells past `max_cell`
+    /// characters (at least 2) instead of [`MAX_CELL`].
+    pub fn to_table_string_with(&self, max_rows: usize, max_cell: usize) -> String {
+        let max_cell = max_cell.max(2);
         let n = self.num_rows();
         let half = max_rows / 2;
         let (head, tail) = if n <= max_rows {
@@ -141,7 +148,7 @@ impl DataFrame {
                     table.add_row(
                         formatters
                             .iter()
-                            .map(|f| truncate(&f.value(r).to_string()))
+                            .map(|f| truncate(&f.value(r).to_string(), max_cell))
                             .collect::<Vec<_>>(),
                     );
                 }
@@ -189,11 +196,11 @@ impl DataFrame {
 /// Longest cell shown by [`DataFrame::to_table_string`].
 pub const MAX_CELL: usize = 40;
 
-fn truncate(s: &str) -> String {
-    if s.chars().count() <= MAX_CELL {
+fn truncate(s: &str, max_cell: usize) -> String {
+    if s.chars().count() <= max_cell {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(MAX_CELL - 1).collect();
+    let mut out: String = s.chars().take(max_cell - 1).collect();
     out.push('…');
     out
 }

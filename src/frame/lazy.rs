@@ -121,8 +121,10 @@ impl LazyFrame {
     ) -> Result<Self> {
         let path = path.as_ref();
         let files = crate::io::paths::expand(path)?;
-        let (partitions, values) =
-            crate::io::hive::partition_columns(&crate::io::paths::root(path), &files)?;
+        let crate::io::hive::Partitions {
+            columns: partitions,
+            values,
+        } = crate::io::hive::partition_columns(&crate::io::paths::root(path), &files)?;
         let mut scans = Vec::with_capacity(files.len());
         for (file, values) in files.iter().zip(values) {
             let scan = Self::scan(ScanSource::from_path_as(file, format, csv)?);

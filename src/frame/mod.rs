@@ -5,5 +5,5 @@ mod lazy;
 #[cfg(feature = "polars")]
 mod polars;
 
-pub use dataframe::DataFrame;
+pub use dataframe::{DataFrame, MAX_CELL};
 pub use lazy::{GroupBy, LazyFrame, plan_aggregate};

@@ -31,14 +31,20 @@ pub(crate) fn partition_of(dir_name: &str) -> Option<std::result::Result<(&str, 
     })
 }
 
-/// The partition columns of a table's `files`, found below `root`: their
-/// names (in path order) and each file's values. No partition directory
-/// gives no columns. Files whose partition keys differ (`year=..` above
-/// one, `month=..` above another) are an error naming both.
-pub(crate) fn partition_columns(
-    root: &Path,
-    files: &[PathBuf],
-) -> Result<(Vec<(String, DataType)>, Vec<Vec<ScalarValue>>)> {
+/// A table's partition columns and each file's values of them.
+#[derive(Debug)]
+pub(crate) struct Partitions {
+    /// Names (in path order) and types.
+    pub columns: Vec<(String, DataType)>,
+    /// One row of values per file, in the files' order.
+    pub values: Vec<Vec<ScalarValue>>,
+}
+
+/// The partition columns of a table's `files`, found below `root`. No
+/// partition directory gives no columns. Files whose partition keys
+/// differ (`year=..` above one, `month=..` above another) are an error
+/// naming both.
+pub(crate) fn partition_columns(root: &Path, files: &[PathBuf]) -> Result<Partitions> {
     let mut keys: Option<(Vec<String>, &Path)> = None;
     let mut texts: Vec<Vec<Option<String>>> = Vec::with_capacity(files.len());
     for file in files {
@@ -71,7 +77,10 @@ pub(crate) fn partition_columns(
                 .collect()
         })
         .collect();
-    Ok((names.into_iter().zip(types).collect(), values))
+    Ok(Partitions {
+        columns: names.into_iter().zip(types).collect(),
+        values,
+    })
 }
 
 /// The `key=value` directories between `root` and `file`: keys and values.
@@ -185,7 +194,7 @@ mod tests {
         .iter()
         .map(PathBuf::from)
         .collect();
-        let (columns, values) = partition_columns(root, &files).unwrap();
+        let Partitions { columns, values } = partition_columns(root, &files).unwrap();
         assert_eq!(
             columns,
             [
@@ -199,7 +208,7 @@ mod tests {
         assert_eq!(values[0][2], ScalarValue::Utf8(Some("Ab/C".into())));
         assert_eq!(values[1][2], ScalarValue::Utf8(None));
         let mixed = ["/d/k=1/a.csv", "/d/k=x/b.csv"].map(PathBuf::from);
-        let (columns, _) = partition_columns(root, &mixed).unwrap();
+        let columns = partition_columns(root, &mixed).unwrap().columns;
         assert_eq!(columns[0].1, DataType::Utf8);
     }
 
@@ -216,7 +225,7 @@ mod tests {
         let e = partition_columns(root, &empty_key).unwrap_err().to_string();
         assert!(e.contains("not a key=value"), "{e}");
         let none = ["/d/a.csv", "/d/b.csv"].map(PathBuf::from);
-        assert!(partition_columns(root, &none).unwrap().0.is_empty());
+        assert!(partition_columns(root, &none).unwrap().columns.is_empty());
         assert_eq!(percent_decode("a%3Db%zz%4"), "a=b%zz%4");
     }
 }

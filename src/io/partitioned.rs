@@ -264,8 +264,8 @@ fn escape(value: &str) -> String {
 
 /// Where a query's rows go: one file, or a partitioned tree of them.
 pub(crate) enum OutputSink {
-    File(FileSink),
-    Partitioned(PartitionedSink),
+    File(Box<FileSink>),
+    Partitioned(Box<PartitionedSink>),
 }
 
 impl OutputSink {
@@ -278,9 +278,13 @@ impl OutputSink {
         options: &WriteOptions,
     ) -> Result<Self> {
         Ok(if options.partition_by.is_empty() {
-            OutputSink::File(FileSink::create_with(path, format, schema, options)?)
+            OutputSink::File(Box::new(FileSink::create_with(
+                path, format, schema, options,
+            )?))
         } else {
-            OutputSink::Partitioned(PartitionedSink::create(path, format, schema, options)?)
+            OutputSink::Partitioned(Box::new(PartitionedSink::create(
+                path, format, schema, options,
+            )?))
         })
     }
 

@@ -95,8 +95,11 @@ pub fn expand(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The entries of `dir` that are files and directories, by name.
-fn entries(dir: &Path) -> Result<(Vec<(String, PathBuf)>, Vec<(String, PathBuf)>)> {
+/// Entries of a directory: their names and paths.
+type Named = Vec<(String, PathBuf)>;
+
+/// The entries of `dir` that are files, and those that are directories.
+fn entries(dir: &Path) -> Result<(Named, Named)> {
     let read = std::fs::read_dir(dir).map_err(|e| SlothError::FileNotFound {
         path: dir.display().to_string(),
         reason: e.to_string(),

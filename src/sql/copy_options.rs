@@ -34,7 +34,7 @@ type RawOption = (String, Vec<String>);
 /// without the option list and the options; `None` when `sql` is not a
 /// COPY with an option list.
 pub(super) fn split(sql: &str) -> Result<Option<(String, CopyOptions)>> {
-    let first = sql.trim_start().split_whitespace().next().unwrap_or("");
+    let first = sql.split_whitespace().next().unwrap_or("");
     if !first.eq_ignore_ascii_case("copy") {
         return Ok(None);
     }

@@ -442,9 +442,26 @@ fn query_text(source: &Source) -> Result<Option<String>> {
     }
 }
 
-fn render(df: &DataFrame, format: Format) -> Result<String> {
+/// How much of a result a table shows: rows (the first and last halves)
+/// and characters per cell (the REPL's `.maxrows` and `.maxwidth`).
+#[derive(Debug, Clone, Copy)]
+pub struct TableShape {
+    max_rows: usize,
+    max_width: usize,
+}
+
+impl Default for TableShape {
+    fn default() -> Self {
+        TableShape {
+            max_rows: 40,
+            max_width: sloth::frame::MAX_CELL,
+        }
+    }
+}
+
+fn render(df: &DataFrame, format: Format, shape: TableShape) -> Result<String> {
     Ok(match format {
-        Format::Table => df.to_table_string(40),
+        Format::Table => df.to_table_string_with(shape.max_rows, shape.max_width),
         Format::Csv => {
             let mut buf = Vec::new();
             {
@@ -497,14 +514,14 @@ fn render(df: &DataFrame, format: Format) -> Result<String> {
     })
 }
 
-fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>) -> Result<()> {
+fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>, shape: TableShape) -> Result<()> {
     match (format.file_format(), output) {
         (Some(file_format), Some(path)) => {
             sloth::io::write_file(path, file_format, df.schema(), df.batches())
         }
-        (_, Some(path)) => sloth::io::write_bytes(path, render(df, format)?.as_bytes()),
+        (_, Some(path)) => sloth::io::write_bytes(path, render(df, format, shape)?.as_bytes()),
         (_, None) => {
-            let mut text = render(df, format)?;
+            let mut text = render(df, format, shape)?;
             if format == Format::Table {
                 text.push('\n');
             }
@@ -546,13 +563,13 @@ fn run_statements(
     let all = statements::split(sql);
     match all.len() {
         0 => Err(SlothError::SqlSyntax("no statement given".into())),
-        1 => run_statement(ctx, all[0], format, output),
+        1 => run_statement(ctx, all[0], format, output, TableShape::default()),
         n if output.is_some() => Err(SlothError::plan(format!(
             "--output takes one statement's result, got {n} statements"
         ))),
         _ => all
             .into_iter()
-            .try_for_each(|s| run_statement(ctx, s, format, None)),
+            .try_for_each(|s| run_statement(ctx, s, format, None, TableShape::default())),
     }
 }
 
@@ -561,6 +578,7 @@ fn run_statement(
     sql: &str,
     format: Format,
     output: Option<&PathBuf>,
+    shape: TableShape,
 ) -> Result<()> {
     let progress = progress::Progress::start();
     // A query into a file streams into it.
@@ -574,7 +592,7 @@ fn run_statement(
     // The spinner goes before the result is printed.
     drop(progress);
     match result {
-        SqlOutput::Frame(df) => emit(&df, format, output),
+        SqlOutput::Frame(df) => emit(&df, format, output, shape),
         SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),
         SqlOutput::Done => Ok(()),
     }

@@ -17,7 +17,7 @@ use sloth::sql::SqlContext;
 use sloth::{CancelToken, Result, SlothError};
 
 use super::statements;
-use super::{Format, run_statement};
+use super::{Format, TableShape, run_statement};
 
 const HELP: &str = "\
 .tables               list tables
@@ -27,6 +27,8 @@ const HELP: &str = "\
 .set NAME VALUE       change a setting (also SET name = value;)
 .settings             show the settings (also SHOW ALL;)
 .read FILE            run the statements of a file
+.maxrows N            rows a table shows (first and last halves; default 40)
+.maxwidth N           characters a table cell shows (default 40)
 SHOW TABLES; DESCRIBE name|query;
 .quit                 leave";
 
@@ -123,6 +125,7 @@ pub fn cancel_running_statement() -> bool {
 struct Shell {
     ctx: SqlContext,
     format: Format,
+    shape: TableShape,
     timer: bool,
     failed: usize,
     /// At a terminal: Ctrl-C cancels a statement instead of ending the shell.
@@ -176,6 +179,13 @@ impl Shell {
                 }
                 Ok(f) => self.format = f,
             },
+            (Some(which @ (".maxrows" | ".maxwidth")), Some(n)) => match n.parse::<usize>() {
+                Ok(n) if n >= 2 => match which {
+                    ".maxrows" => self.shape.max_rows = n,
+                    _ => self.shape.max_width = n,
+                },
+                _ => self.fail(format!("{which} takes a number of at least 2, got '{n}'")),
+            },
             _ => self.fail(format!("unknown command '{line}'; try .help")),
         }
         true
@@ -189,7 +199,7 @@ impl Shell {
             if self.interactive {
                 *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some(cancel);
             }
-            let result = run_statement(&mut self.ctx, sql, self.format, None);
+            let result = run_statement(&mut self.ctx, sql, self.format, None, self.shape);
             RUNNING.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Err(e) = result {
                 self.fail(e);
@@ -209,6 +219,7 @@ pub fn run(ctx: SqlContext, format: Format) -> Result<bool> {
     let mut shell = Shell {
         ctx,
         format,
+        shape: TableShape::default(),
         timer: false,
         failed: 0,
         interactive: matches!(lines, Lines::Terminal { .. }),
