@@ -86,9 +86,20 @@ struct Cli {
     command: Command,
 }
 
+/// The examples `sloth sql --help` ends with.
+const SQL_EXAMPLES: &str = "\
+Examples:
+  sloth sql --data data/tpch-sf0.01 -f queries/tpch/q01.sql
+  sloth sql -c \"select * from 'logs/*.parquet' where level = 'error'\" --output errors.csv
+  sloth sql -c \"select year, sum(amt) from 'sales' where year = 2024 group by year\"   # sales/year=2024/..
+  sloth sql -c \"select * from read_csv('raw.txt', delim = ';', header = false, nullstr = 'NA')\"
+  sloth sql --table t=big.parquet -c \"copy (select * from t) to 'out' (partition_by (year))\"
+  sloth sql --data DIR        (an interactive shell; .help lists its commands)";
+
 #[derive(Subcommand)]
 enum Command {
     /// Run SQL (`-c` or `-f`), or start an interactive shell.
+    #[command(after_help = SQL_EXAMPLES)]
     Sql {
         #[command(flatten)]
         source: Source,
@@ -198,7 +209,9 @@ enum Command {
 
 #[derive(Args)]
 struct Source {
-    /// A directory whose *.parquet, *.csv and *.arrow files become tables named after their stems.
+    /// A directory whose *.parquet, *.csv, *.arrow and *.json/.ndjson files become tables named
+    /// after their stems, and whose subdirectories of key=value partitions become tables named
+    /// after them.
     #[arg(long)]
     data: Vec<PathBuf>,
     /// A table from a file, a directory of files, or a glob: NAME=PATH
