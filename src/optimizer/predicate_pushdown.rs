@@ -20,13 +20,27 @@
 //!           Project [a, (b * 2) AS c]           Scan t filters=[(a > 1)]
 //!             Scan t
 //! ```
+//!
+//! What reaches a scan is folded: a Hive partition's key is a constant of
+//! its file's scan, so `year = 2024` becomes `2023 = 2024`, then `false`,
+//! and that file is not read.
+//!
+//! ```text
+//! before: Filter (year = 2024)               after: Union
+//!           Union                                     Project [id, 2023 AS year]
+//!             Project [id, 2023 AS year]                Scan a.csv filters=[false]
+//!               Scan a.csv                            Project [id, 2024 AS year]
+//!             Project [id, 2024 AS year]                Scan b.csv
+//!               Scan b.csv
+//! ```
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::simplify_expressions::fold;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
-use crate::expr::{Expr, Operator, col};
+use crate::expr::{Expr, Operator, ScalarValue, col};
 use crate::plan::{JoinType, LogicalPlan, Scan, Transformed, join_schema};
 
 /// See the module documentation.
@@ -75,6 +89,23 @@ fn dedup(preds: Vec<Expr>) -> Vec<Expr> {
     out
 }
 
+/// A scan's filters without those that keep every row (folded to `true`);
+/// `[false]` alone when one keeps none (folded to `false` or null: a Hive
+/// partition that a predicate on its key rules out), so the scan reads
+/// nothing. Filters come folded ([`fold`]), so a predicate derived again
+/// on a later pass meets its folded form and the plan stays put.
+fn scan_filters(filters: Vec<Expr>) -> Vec<Expr> {
+    let literal = |f: &Expr, keeps: bool| match f {
+        Expr::Literal(ScalarValue::Boolean(Some(b))) => *b == keeps,
+        Expr::Literal(v) => v.is_null() && !keeps,
+        _ => false,
+    };
+    if filters.iter().any(|f| literal(f, false)) {
+        return vec![Expr::Literal(ScalarValue::Boolean(Some(false)))];
+    }
+    filters.into_iter().filter(|f| !literal(f, true)).collect()
+}
+
 fn wrap(plan: LogicalPlan, preds: Vec<Expr>) -> LogicalPlan {
     match Expr::conjunction(preds) {
         Some(p) => LogicalPlan::Filter {
@@ -106,8 +137,8 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
         }
         LogicalPlan::Scan(scan) => {
             let mut scan: Scan = scan.clone();
-            scan.filters.extend(preds);
-            scan.filters = dedup(std::mem::take(&mut scan.filters));
+            scan.filters.extend(preds.into_iter().map(fold));
+            scan.filters = scan_filters(dedup(std::mem::take(&mut scan.filters)));
             LogicalPlan::Scan(scan)
         }
         LogicalPlan::Project { input, exprs } => {
@@ -451,6 +482,30 @@ mod tests {
         assert_eq!(
             optimized(&lf),
             "Filter (s > 1)\n  Aggregate keys=[k] aggs=[sum(v) AS s]\n    Scan memory (3 rows) filters=[(k > 1)]\n"
+        );
+    }
+
+    #[test]
+    fn filters_reaching_a_scan_fold_and_one_that_keeps_nothing_is_all_that_stays() {
+        let scan = |filters: Vec<Expr>| {
+            let LogicalPlan::Scan(scan) = t(&["a"]).logical_plan().clone() else {
+                unreachable!("a frame over batches is a scan")
+            };
+            push(&LogicalPlan::Scan(scan), filters).unwrap().to_string()
+        };
+        let a = col("a").gt(lit(1));
+        assert_eq!(
+            scan(vec![lit(2024).eq(lit(2024)), a.clone()]).trim(),
+            "Scan memory (3 rows) filters=[(a > 1)]"
+        );
+        assert_eq!(
+            scan(vec![a.clone(), lit(2023).eq(lit(2024))]).trim(),
+            "Scan memory (3 rows) filters=[false]"
+        );
+        let null = lit(ScalarValue::Utf8(None)).eq(lit("c"));
+        assert_eq!(
+            scan(vec![a, null]).trim(),
+            "Scan memory (3 rows) filters=[false]"
         );
     }
 }

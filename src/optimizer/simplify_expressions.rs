@@ -5,9 +5,8 @@
 //!   `DATE '1998-12-01' - INTERVAL '90' DAY` → `DATE '1998-09-02'`;
 //! - `x AND true` → `x`, `x AND false` → `false`, `x OR true` → `true`,
 //!   `x OR false` → `x`, `NOT NOT x` → `x`;
-//! - a filter whose predicate folds to `true` is removed, also one pushed
-//!   into a scan; a scan filter that folds to `false` is its only one
-//!   (the scan reads nothing: a Hive partition a predicate rules out);
+//! - a filter whose predicate folds to `true` is removed (predicate
+//!   pushdown folds what it pushes into a scan with [`fold`]);
 //! - contradictory bounds on one column (`a > 5 AND a < 3`, `a = 1 AND
 //!   a = 2`) make the whole conjunction `false` (scans then read nothing).
 //!
@@ -36,7 +35,8 @@ fn is_bool(e: &Expr, v: bool) -> bool {
     matches!(e, Expr::Literal(ScalarValue::Boolean(Some(b))) if *b == v)
 }
 
-fn fold(e: Expr) -> Expr {
+/// `e` with its constant parts computed and Boolean identities applied.
+pub(super) fn fold(e: Expr) -> Expr {
     e.transform(&mut |node| match node {
         Expr::Binary {
             left,
@@ -152,24 +152,6 @@ fn simplify_node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
                     keys: keys.data,
                     aggs: aggs.data,
                 },
-            }
-        }
-        LogicalPlan::Scan(mut scan) => {
-            let filters: Vec<Expr> = scan.filters.iter().cloned().map(fold).collect();
-            // One false filter is all a scan that reads nothing needs (a
-            // Hive partition a predicate rules out, say).
-            let keeps_nothing =
-                |f: &Expr| is_bool(f, false) || matches!(f, Expr::Literal(v) if v.is_null());
-            let filters = if filters.iter().any(keeps_nothing) {
-                vec![Expr::Literal(ScalarValue::Boolean(Some(false)))]
-            } else {
-                filters.into_iter().filter(|f| !is_bool(f, true)).collect()
-            };
-            let changed = filters != scan.filters;
-            scan.filters = filters;
-            Transformed {
-                data: LogicalPlan::Scan(scan),
-                transformed: changed,
             }
         }
         other => Transformed::no(other),
@@ -343,36 +325,5 @@ mod tests {
             .data
             .to_string();
         assert_eq!(after.trim(), "Scan memory (2 rows)");
-    }
-
-    #[test]
-    fn scan_filters_fold_and_a_false_one_is_all_that_stays() {
-        let LogicalPlan::Scan(scan) = plan().logical_plan().clone() else {
-            unreachable!("a frame over batches is a scan")
-        };
-        let with = |filters: Vec<Expr>| {
-            let node = LogicalPlan::Scan(crate::plan::Scan {
-                filters,
-                ..scan.clone()
-            });
-            apply_rule(&SimplifyExpressions, &node)
-                .unwrap()
-                .data
-                .to_string()
-        };
-        let d_set = col("d").is_not_null();
-        assert_eq!(
-            with(vec![lit(2024).eq(lit(2024)), d_set.clone()]).trim(),
-            "Scan memory (2 rows) filters=[d IS NOT NULL]"
-        );
-        assert_eq!(
-            with(vec![d_set.clone(), lit(2023).eq(lit(2024))]).trim(),
-            "Scan memory (2 rows) filters=[false]"
-        );
-        let null = lit(ScalarValue::Utf8(None)).eq(lit("c"));
-        assert_eq!(
-            with(vec![d_set, null]).trim(),
-            "Scan memory (2 rows) filters=[false]"
-        );
     }
 }
