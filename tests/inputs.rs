@@ -1,6 +1,7 @@
 //! Table inputs: one table from a glob or a directory of files, the errors
 //! when their schemas differ or match nothing, and two files of a `--data`
-//! directory that would share a table name.
+//! directory that would share a table name; CSV headers with repeated or
+//! empty names, and files of thousands of columns.
 
 use sloth::sql::SqlContext;
 
@@ -125,5 +126,33 @@ fn a_damaged_parquet_file_is_named_in_the_error() {
     assert!(
         err.contains("t.parquet', row group 0") && err.lines().count() == 1,
         "{err}"
+    );
+}
+
+#[test]
+fn repeated_and_empty_csv_header_names_become_distinct_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.csv", "a,a,,b\n1,2,3,4\n5,6,7,8\n");
+    let mut c = SqlContext::new();
+    c.register_file("t", dir.path().join("t.csv")).unwrap();
+    // DuckDB 1.x names these columns a, a_1, column2, b.
+    assert_eq!(
+        csv_of(&c, "select a, a_1, column2, b from t"),
+        "a,a_1,column2,b\n1,2,3,4\n5,6,7,8\n"
+    );
+}
+
+#[test]
+fn a_file_with_thousands_of_columns_reads_in_short_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let header: Vec<String> = (0..3_000).map(|i| format!("c{i}")).collect();
+    let row: Vec<String> = (0..3_000).map(|i| i.to_string()).collect();
+    let text = format!("{}\n{}\n{}\n", header.join(","), row.join(","), row.join(","));
+    write(dir.path(), "wide.csv", &text);
+    let mut c = SqlContext::new();
+    c.register_file("w", dir.path().join("wide.csv")).unwrap();
+    assert_eq!(
+        csv_of(&c, "select sum(c0) as a, sum(c2999) as z, count(*) as n from w"),
+        "a,z,n\n0,5998,2\n"
     );
 }

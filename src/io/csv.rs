@@ -1,11 +1,12 @@
 //! CSV reading through arrow-csv, with schema inference and column projection.
 
+use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Seek};
 use std::path::Path;
 
 use arrow::csv::ReaderBuilder;
 use arrow::csv::reader::Format;
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
 use super::{BATCH_SIZE, nullable_schema, open};
@@ -145,7 +146,45 @@ pub(super) fn infer_schema(path: &Path, options: &CsvOptions) -> Result<SchemaRe
     if schema.fields().is_empty() {
         return Err(data_error(path, "no columns (empty file?)"));
     }
-    Ok(nullable_schema(&schema))
+    Ok(nullable_schema(&unique_header_names(&schema)))
+}
+
+/// Names a header's columns as DuckDB does: an empty name becomes
+/// `column{i}` (its 0-based position) and the k-th repeat of a name gets
+/// `_k` (then `_1` again while that is taken), so that every column can be
+/// named in a query.
+fn unique_header_names(schema: &Schema) -> Schema {
+    let mut taken = HashSet::new();
+    let mut repeats: HashMap<String, usize> = HashMap::new();
+    let fields = schema.fields().iter().enumerate().map(|(i, f)| {
+        let base = match f.name().trim() {
+            "" => format!("column{i}"),
+            _ => f.name().clone(),
+        };
+        let mut name = base.clone();
+        if taken.contains(&name) {
+            let k = repeats.entry(base.clone()).or_insert(0);
+            *k += 1;
+            name = format!("{base}_{k}");
+        }
+        while !taken.insert(name.clone()) {
+            name.push_str("_1");
+        }
+        f.as_ref().clone().with_name(name)
+    });
+    Schema::new(fields.collect::<Vec<_>>())
+}
+
+/// Fields decoded per batch at most. The reader sizes its buffers for a
+/// whole batch of every column up front (about 32 bytes a field before any
+/// is read), so a wide file gets shorter batches: 4,000 columns x 64 Ki rows
+/// would reserve gigabytes for a two-row file.
+const BATCH_FIELDS: usize = 1 << 20;
+
+/// Rows per batch for a file of `columns` columns: [`BATCH_SIZE`], or fewer
+/// so that a batch holds at most [`BATCH_FIELDS`] fields.
+fn batch_rows(columns: usize) -> usize {
+    (BATCH_FIELDS / columns.max(1)).clamp(64, BATCH_SIZE)
 }
 
 pub(super) fn read(
@@ -162,7 +201,7 @@ pub(super) fn read(
     let file = BufReader::with_capacity(1 << 20, file);
     let mut builder = ReaderBuilder::new(schema.clone())
         .with_format(format(options)?)
-        .with_batch_size(BATCH_SIZE);
+        .with_batch_size(batch_rows(schema.fields().len()));
     if let Some(p) = projection {
         builder = builder.with_projection(p.to_vec());
     }
@@ -176,6 +215,32 @@ mod tests {
 
     fn check(text: &str, options: &CsvOptions) -> std::result::Result<(), String> {
         check_quotes(text.as_bytes(), options)
+    }
+
+    #[test]
+    fn wide_files_get_short_batches_and_narrow_ones_full_ones() {
+        assert_eq!(batch_rows(8), BATCH_SIZE);
+        assert_eq!(batch_rows(4_000), BATCH_FIELDS / 4_000);
+        assert_eq!(batch_rows(10_000_000), 64);
+        assert!(batch_rows(4_000) * 4_000 <= BATCH_FIELDS);
+    }
+
+    #[test]
+    fn empty_and_repeated_header_names_are_named_as_duckdb_names_them() {
+        use arrow::datatypes::{DataType, Field};
+        let names = |header: &[&str]| {
+            let fields: Vec<_> = header
+                .iter()
+                .map(|n| Field::new(*n, DataType::Int64, true))
+                .collect();
+            let schema = unique_header_names(&Schema::new(fields));
+            schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(names(&["a", "a"]), ["a", "a_1"]);
+        assert_eq!(names(&["", "x", ""]), ["column0", "x", "column2"]);
+        assert_eq!(names(&["a", "a", "a_1"]), ["a", "a_1", "a_1_1"]);
+        assert_eq!(names(&["a", "a", "a", "b"]), ["a", "a_1", "a_2", "b"]);
+        assert_eq!(names(&["a", "a_1", "a"]), ["a", "a_1", "a_1_1"]);
     }
 
     #[test]
