@@ -234,7 +234,11 @@ mod tests {
                 .map(|n| Field::new(*n, DataType::Int64, true))
                 .collect();
             let schema = unique_header_names(&Schema::new(fields));
-            schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>()
+            schema
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect::<Vec<_>>()
         };
         assert_eq!(names(&["a", "a"]), ["a", "a_1"]);
         assert_eq!(names(&["", "x", ""]), ["column0", "x", "column2"]);

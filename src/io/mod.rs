@@ -9,6 +9,7 @@ mod csv;
 mod file_cache;
 mod filter;
 pub(crate) mod hive;
+mod ipc;
 mod json;
 mod parquet;
 mod partitioned;
@@ -259,16 +260,8 @@ impl ScanSource {
     /// An Arrow IPC file source.
     pub fn ipc(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let reader = arrow::ipc::reader::FileReader::try_new(open(&path)?, None).map_err(|e| {
-            SlothError::Data(format!(
-                "'{}' is not an Arrow IPC file: {e}",
-                path.display()
-            ))
-        })?;
-        Ok(ScanSource::Ipc {
-            path,
-            schema: nullable_schema(&reader.schema()),
-        })
+        let schema = ipc::read_schema(&path)?;
+        Ok(ScanSource::Ipc { path, schema })
     }
 
     /// A JSON file source (newline-delimited objects or one array of
@@ -411,13 +404,7 @@ impl ScanSource {
                 schema,
                 options,
             } => csv::read(path, schema, options, projection)?,
-            ScanSource::Ipc { path, .. } => {
-                let reader = arrow::ipc::reader::FileReader::try_new(
-                    open(path)?,
-                    projection.map(|p| p.to_vec()),
-                )?;
-                reader.collect::<Result<Vec<_>, _>>()?
-            }
+            ScanSource::Ipc { path, .. } => ipc::read(path, projection)?,
             ScanSource::Json { path, schema } => json::read(path, schema, projection)?,
             ScanSource::Memory { batches, .. } => match projection {
                 Some(p) => batches
