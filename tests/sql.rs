@@ -1767,6 +1767,53 @@ fn negative_zero_equals_zero() {
     }
 }
 
+/// NaN with its sign bit set (what `-x` and x86 arithmetic make of a NaN)
+/// is the one SQL NaN: equal to every NaN and above every number, in
+/// comparisons (fused and not), joins, groups, sorts and min/max; columnar
+/// and row-wise. The expected answers are DuckDB's over the same column
+/// (`select count(*) filter (where -x > -1.5) ...`).
+#[test]
+fn a_negated_nan_is_the_one_nan_above_every_number() {
+    use std::sync::Arc;
+    let x: arrow::array::ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![
+        f64::NAN,
+        f64::NAN,
+        -0.0,
+        1.5,
+        -1.5,
+        f64::INFINITY,
+    ]));
+    let batch = RecordBatch::try_from_iter([("x", x)]).unwrap();
+    let mut c = SqlContext::new();
+    c.register("t", LazyFrame::from_batches(vec![batch]).unwrap());
+    for (sql, want) in [
+        ("select count(*) from t where -x > -1.5", "4"),
+        ("select count(*) from t where -(x * 1) > -1.5", "4"),
+        ("select count(*) from t where -x = 'nan'::double", "2"),
+        ("select count(*) from t a join t b on a.x = -b.x", "7"),
+        ("select count(distinct -x) from t", "5"),
+        (
+            "select cast(max(-x) as varchar) || ' ' || cast(min(-x) as varchar) from t",
+            "NaN -inf",
+        ),
+        (
+            "select cast(g as varchar) from (select -x as g from t order by g desc limit 1)",
+            "NaN",
+        ),
+        (
+            "select cast(g as varchar) from (select -x as g from t order by g limit 1)",
+            "-inf",
+        ),
+    ] {
+        let lf = c.sql(sql).unwrap();
+        assert_eq!(common::rows(&lf), vec![want], "{sql}");
+        let plan = lf.physical_plan().unwrap();
+        let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+        let rowwise = DataFrame::new(plan.schema(), batches);
+        assert_eq!(common::rows_of(&rowwise), vec![want], "{sql}: row-wise");
+    }
+}
+
 #[test]
 fn values_lists_equal_their_union_all_spelling() {
     let c = ctx(OptimizerOptions::default());

@@ -79,9 +79,9 @@ impl Value {
             (Bool(a), Bool(b)) => a.cmp(b),
             (Int(a), Int(b)) => a.cmp(b),
             // -0.0 = 0.0; NaN equals itself and follows every number.
-            (Float(a), Float(b)) => (a + 0.0).total_cmp(&(b + 0.0)),
-            (Int(a), Float(b)) => (*a as f64).total_cmp(&(b + 0.0)),
-            (Float(a), Int(b)) => (a + 0.0).total_cmp(&(*b as f64)),
+            (Float(a), Float(b)) => canonical(*a).total_cmp(&canonical(*b)),
+            (Int(a), Float(b)) => (*a as f64).total_cmp(&canonical(*b)),
+            (Float(a), Int(b)) => canonical(*a).total_cmp(&(*b as f64)),
             (Str(a), Str(b)) => a.cmp(b),
             (Date(a), Date(b)) => a.cmp(b),
             (Decimal(a, sa), Decimal(b, sb)) => {
@@ -134,14 +134,21 @@ pub fn rescale(v: i128, from: i8, to: i8) -> i128 {
     }
 }
 
-// Grouping and join keys: NULLs equal each other, floats by bits once
-// -0.0 is made 0.0 (adding 0.0 does that and keeps NaN).
+/// `v` as SQL compares it: `-0.0` is `0.0` and every NaN the positive NaN,
+/// so that under `total_cmp` and by bits zeros are equal, NaNs are equal
+/// and NaN is above every number (as `kernels::float_zero` for columns).
+fn canonical(v: f64) -> f64 {
+    if v.is_nan() { f64::NAN } else { v + 0.0 }
+}
+
+// Grouping and join keys: NULLs equal each other, floats by their
+// canonical bits.
 impl PartialEq for Value {
     fn eq(&self, other: &Self) -> bool {
         use Value::*;
         match (self, other) {
             (Null, Null) => true,
-            (Float(a), Float(b)) => (a + 0.0).to_bits() == (b + 0.0).to_bits(),
+            (Float(a), Float(b)) => canonical(*a).to_bits() == canonical(*b).to_bits(),
             _ => self.sql_cmp(other) == Some(Ordering::Equal),
         }
     }
@@ -155,7 +162,7 @@ impl Hash for Value {
             Value::Null => 0u8.hash(state),
             Value::Bool(b) => b.hash(state),
             Value::Int(v) => v.hash(state),
-            Value::Float(v) => (v + 0.0).to_bits().hash(state),
+            Value::Float(v) => canonical(*v).to_bits().hash(state),
             Value::Str(s) => s.hash(state),
             Value::Date(d) => d.hash(state),
             // Normalize trailing zeros so equal decimals of other scales hash alike.

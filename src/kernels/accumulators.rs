@@ -446,7 +446,9 @@ impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
     ) -> Result<()> {
         grow(&mut self.best, n, T::Native::default());
         grow(&mut self.seen, n, false);
-        let a = values[0].as_primitive::<T>();
+        // A negative NaN is below every number by bits; SQL has one NaN, above.
+        let a = crate::kernels::float_zero::canonical_floats(&values[0]);
+        let a = a.as_primitive::<T>();
         let v: &[T::Native] = a.values();
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
         for (&r, &g) in rows.iter().zip(groups) {

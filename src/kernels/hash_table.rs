@@ -226,7 +226,7 @@ impl KeyEncoder {
 /// equality (`kernels/float_zero.rs`).
 pub fn normalized_keys(keys: &[ArrayRef]) -> Vec<ArrayRef> {
     keys.iter()
-        .map(crate::kernels::float_zero::normalize_zeros)
+        .map(crate::kernels::float_zero::canonical_floats)
         .collect()
 }
 

@@ -89,12 +89,13 @@ fn dedup(preds: Vec<Expr>) -> Vec<Expr> {
     out
 }
 
-/// A scan's filters without those that keep every row (folded to `true`);
-/// `[false]` alone when one keeps none (folded to `false` or null: a Hive
-/// partition that a predicate on its key rules out), so the scan reads
-/// nothing. Filters come folded ([`fold`]), so a predicate derived again
-/// on a later pass meets its folded form and the plan stays put.
-fn scan_filters(filters: Vec<Expr>) -> Vec<Expr> {
+/// Predicates folded ([`fold`]) and deduplicated, without those that keep
+/// every row (folded to `true`); `[false]` alone when one keeps none
+/// (folded to `false` or null: a Hive partition that a predicate on its
+/// key rules out), so a scan reads nothing. A predicate derived again on a
+/// later pass meets its folded form and the plan stays put.
+fn kept(filters: Vec<Expr>) -> Vec<Expr> {
+    let filters = dedup(filters.into_iter().map(fold).collect());
     let literal = |f: &Expr, keeps: bool| match f {
         Expr::Literal(ScalarValue::Boolean(Some(b))) => *b == keeps,
         Expr::Literal(v) => v.is_null() && !keeps,
@@ -107,7 +108,7 @@ fn scan_filters(filters: Vec<Expr>) -> Vec<Expr> {
 }
 
 fn wrap(plan: LogicalPlan, preds: Vec<Expr>) -> LogicalPlan {
-    match Expr::conjunction(preds) {
+    match Expr::conjunction(kept(preds)) {
         Some(p) => LogicalPlan::Filter {
             input: Arc::new(plan),
             predicate: p,
@@ -137,8 +138,8 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
         }
         LogicalPlan::Scan(scan) => {
             let mut scan: Scan = scan.clone();
-            scan.filters.extend(preds.into_iter().map(fold));
-            scan.filters = scan_filters(dedup(std::mem::take(&mut scan.filters)));
+            scan.filters.extend(preds);
+            scan.filters = kept(std::mem::take(&mut scan.filters));
             LogicalPlan::Scan(scan)
         }
         LogicalPlan::Project { input, exprs } => {

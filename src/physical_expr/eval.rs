@@ -16,7 +16,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 use crate::expr::function::ColumnarValue;
 use crate::expr::{Operator, ScalarFunc};
-use crate::kernels::float_zero::normalize_zeros;
+use crate::kernels::float_zero::canonical_floats;
 use crate::kernels::strings;
 use crate::physical_expr::{Node, PhysicalExpr};
 
@@ -50,6 +50,13 @@ pub fn sql_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
 /// Evaluates `expr` over `batch` to a full column.
 pub fn evaluate_array(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ArrayRef> {
     evaluate(expr, batch)?.into_array(batch.num_rows())
+}
+
+/// Evaluates a sort key over `batch`: floats canonical (every NaN the
+/// positive NaN, above every number; `-0.0` as `0.0`), as SQL orders them,
+/// where Arrow's sort kernels order by bits.
+pub fn evaluate_sort_key(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ArrayRef> {
+    Ok(canonical_floats(&evaluate_array(expr, batch)?))
 }
 
 /// Evaluates a predicate to a selection mask where null counts as false.
@@ -130,9 +137,9 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             }
             let mut acc: Option<BooleanArray> = None;
             // -0.0 = 0.0 (kernels/float_zero.rs).
-            let v = map_unary(v, |a| Ok(normalize_zeros(a)))?;
+            let v = map_unary(v, |a| Ok(canonical_floats(a)))?;
             for item in values {
-                let item = normalize_zeros(item);
+                let item = canonical_floats(item);
                 let hit = cmp::eq(&*v.datum(), &Scalar::new(item))?;
                 acc = Some(match acc {
                     None => hit,
@@ -181,7 +188,7 @@ fn binary(
     let normalized;
     let (l, r) = match op.is_comparison() && l.array().data_type().is_floating() {
         true => {
-            let zeros = |v: &ColumnarValue| map_unary(v.clone(), |a| Ok(normalize_zeros(a)));
+            let zeros = |v: &ColumnarValue| map_unary(v.clone(), |a| Ok(canonical_floats(a)));
             normalized = (zeros(l)?, zeros(r)?);
             (&normalized.0, &normalized.1)
         }

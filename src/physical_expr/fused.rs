@@ -30,6 +30,9 @@ pub const CHUNK: usize = 1024;
 
 /// A value type the fused loops compute in.
 trait Lane: Copy + Default + PartialOrd + Send + Sync + 'static {
+    /// The value as SQL orders it, in a type with a total order.
+    type Key: Ord + Copy;
+    fn key(self) -> Self::Key;
     fn add(a: Self, b: Self) -> (Self, bool);
     fn sub(a: Self, b: Self) -> (Self, bool);
     fn mul(a: Self, b: Self) -> (Self, bool);
@@ -38,6 +41,8 @@ trait Lane: Copy + Default + PartialOrd + Send + Sync + 'static {
 macro_rules! int_lane {
     ($($t:ty),*) => {$(
         impl Lane for $t {
+            type Key = Self;
+            fn key(self) -> Self { self }
             fn add(a: Self, b: Self) -> (Self, bool) { a.overflowing_add(b) }
             fn sub(a: Self, b: Self) -> (Self, bool) { a.overflowing_sub(b) }
             fn mul(a: Self, b: Self) -> (Self, bool) { a.overflowing_mul(b) }
@@ -47,6 +52,10 @@ macro_rules! int_lane {
 int_lane!(i64);
 
 impl Lane for i128 {
+    type Key = Self;
+    fn key(self) -> Self {
+        self
+    }
     fn add(a: Self, b: Self) -> (Self, bool) {
         a.overflowing_add(b)
     }
@@ -65,6 +74,16 @@ impl Lane for i128 {
 }
 
 impl Lane for f64 {
+    type Key = i64;
+    /// SQL's order, unlike IEEE comparison: NaN equals NaN and is above
+    /// every number, and `-0.0 = 0.0` (kernels/float_zero.rs). The
+    /// canonical value's bits with the magnitude flipped for negatives
+    /// order as `f64::total_cmp` does.
+    fn key(self) -> i64 {
+        let v = if self.is_nan() { f64::NAN } else { self + 0.0 };
+        let bits = v.to_bits() as i64;
+        bits ^ (((bits >> 63) as u64) >> 1) as i64
+    }
     fn add(a: Self, b: Self) -> (Self, bool) {
         (a + b, false)
     }
@@ -416,12 +435,12 @@ fn operand<'a, T: Copy>(
 
 fn compare<T: Lane>(op: Operator) -> fn(T, T) -> bool {
     match op {
-        Operator::Eq => |a, b| a == b,
-        Operator::NotEq => |a, b| a != b,
-        Operator::Lt => |a, b| a < b,
-        Operator::LtEq => |a, b| a <= b,
-        Operator::Gt => |a, b| a > b,
-        _ => |a, b| a >= b,
+        Operator::Eq => |a, b| a.key() == b.key(),
+        Operator::NotEq => |a, b| a.key() != b.key(),
+        Operator::Lt => |a, b| a.key() < b.key(),
+        Operator::LtEq => |a, b| a.key() <= b.key(),
+        Operator::Gt => |a, b| a.key() > b.key(),
+        _ => |a, b| a.key() >= b.key(),
     }
 }
 
@@ -599,6 +618,42 @@ mod tests {
             assert_eq!(fused.data_type(), plain.data_type(), "{e}");
             assert_eq!(fused.to_data(), plain.to_data(), "{e}");
         }
+    }
+
+    /// NaN (of either sign), zeros of either sign and infinities compare as
+    /// SQL compares them on both paths: NaN = NaN, NaN above every number,
+    /// `-0.0 = 0.0`.
+    #[test]
+    fn comparisons_of_edge_floats_follow_sql_on_both_paths() {
+        let edges = [
+            f64::NAN,
+            -f64::NAN,
+            -0.0,
+            0.0,
+            1.5,
+            -1.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let x: ArrayRef = Arc::new(Float64Array::from_iter_values(edges.iter().copied()));
+        let b = RecordBatch::try_from_iter([("x", x)]).unwrap();
+        let negated = -(col("x") * lit(1.0f64));
+        for c in [f64::NAN, -0.0, 0.0, -1.5, f64::INFINITY] {
+            for e in [
+                negated.clone().gt(lit(c)),
+                negated.clone().eq(lit(c)),
+                negated.clone().lt_eq(lit(c)),
+                negated.clone().neq(lit(c)),
+            ] {
+                let (fused, plain) = both(e.clone(), &b);
+                assert_eq!(fused.to_data(), plain.to_data(), "{e}");
+            }
+        }
+        // -(x * 1) > -1.5 holds for both NaNs, both zeros and the
+        // negations of -1.5 and -inf: not for those of 1.5 and inf.
+        let (fused, _) = both(negated.gt(lit(-1.5f64)), &b);
+        let hits = arrow::array::AsArray::as_boolean(&fused).true_count();
+        assert_eq!(hits, 6);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::exec::rows_memory_size;
 use crate::io::BATCH_SIZE;
 use crate::memory::{Reservation, SpillDir, SpillFile};
 use crate::physical_expr::PhysicalExpr;
-use crate::physical_expr::eval::evaluate_array;
+use crate::physical_expr::eval::evaluate_sort_key;
 
 /// Most runs merged at once; more are merged in several passes.
 const FAN_IN: usize = 32;
@@ -75,7 +75,7 @@ fn sort_batch(
         .iter()
         .map(|(e, options)| {
             Ok(SortColumn {
-                values: evaluate_array(e, &all)?,
+                values: evaluate_sort_key(e, &all)?,
                 options: Some(*options),
             })
         })
@@ -167,7 +167,7 @@ impl Cursor {
             let keys = spec
                 .keys
                 .iter()
-                .map(|(e, _)| evaluate_array(e, &batch))
+                .map(|(e, _)| evaluate_sort_key(e, &batch))
                 .collect::<Result<Vec<_>>>()?;
             self.rows = converter.convert_columns(&keys)?;
             self.batch = batch;

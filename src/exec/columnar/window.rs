@@ -36,7 +36,7 @@ use crate::expr::WindowFunc;
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::kernels::packed_keys::NullKeys;
 use crate::physical_expr::PhysicalExpr;
-use crate::physical_expr::eval::evaluate_array;
+use crate::physical_expr::eval::{evaluate_array, evaluate_sort_key};
 
 /// What a window operator computes.
 pub struct WindowSpec<'a> {
@@ -69,7 +69,7 @@ impl OrderKeys {
     fn new(order_by: &[(PhysicalExpr, SortOptions)], all: &RecordBatch) -> Result<Self> {
         let keys = order_by
             .iter()
-            .map(|(e, _)| evaluate_array(e, all))
+            .map(|(e, _)| evaluate_sort_key(e, all))
             .collect::<Result<Vec<ArrayRef>>>()?;
         if let ([key], [(_, options)]) = (keys.as_slice(), order_by)
             && let Some(normalized) = normalize(key, options.descending)?

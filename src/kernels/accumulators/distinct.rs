@@ -261,7 +261,7 @@ impl Accumulator for Distinct {
     ) -> Result<()> {
         self.grow(n);
         // Distinct by IEEE equality: -0.0 and 0.0 are one value.
-        let array = &crate::kernels::float_zero::normalize_zeros(&values[0]);
+        let array = &crate::kernels::float_zero::canonical_floats(&values[0]);
         let nulls = array.logical_nulls();
         let is_null = |r: u32| nulls.as_ref().is_some_and(|n| n.is_null(r as usize));
         let (counts, seen_null) = (&mut self.counts, &mut self.nulls);
