@@ -2,7 +2,7 @@
 reports every query whose answers differ or that only one engine runs.
 
     python scripts/sql_diff/sql_diff.py DATA_DIR QUERIES.sql [--sloth target/release/sloth]
-    python scripts/sql_diff/sql_diff.py --make-nulls DIR   # writes t.parquet and u.parquet
+    python scripts/sql_diff/sql_diff.py --make-nulls DIR   # writes t, u and x.parquet
     python scripts/sql_diff/sql_diff.py --make-files DIR   # input files for files.sql
 
 Both engines run in DATA_DIR, so a query may name files by paths relative
@@ -28,7 +28,8 @@ import duckdb
 
 def make_nulls(out: pathlib.Path) -> None:
     """Two tables with about 10% nulls in every column, and null and
-    duplicate join keys."""
+    duplicate join keys; and x, a table of edge values: -0.0 beside 0.0,
+    NaN, infinities and the extreme BIGINTs."""
     out.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     con.execute("select setseed(0.42)")
@@ -47,6 +48,11 @@ def make_nulls(out: pathlib.Path) -> None:
       case when random() < 0.1 then null else 'v' || (random()*100)::int end as v,
       (random()*100)::int as w
       from range(300)) to '{out / "u.parquet"}' (format parquet)""")
+    con.execute(f"""copy (select * from (values (1, -0.0::double), (2, 0.0::double),
+      (3, 'nan'::double), (4, 'nan'::double), (5, 'inf'::double), (6, '-inf'::double),
+      (7, null), (8, 1.5::double), (9, -0.0::double), (9223372036854775807, 2.5),
+      (-9223372036854775808, 'nan'::double), (null, 0.0), (0, -1.5)) v(i, f))
+      to '{out / "x.parquet"}' (format parquet)""")
 
 
 def make_files(out: pathlib.Path) -> None:
@@ -74,7 +80,8 @@ def norm(v) -> str:
     if isinstance(v, bool) or v in ("true", "false"):
         return str(v).lower()
     try:
-        return "%.6g" % float(v)
+        # + 0.0: -0.0 and 0.0 are one value (a group's key may be either).
+        return "%.6g" % (float(v) + 0.0)
     except (TypeError, ValueError):
         return str(v)
 

@@ -1,0 +1,164 @@
+"""Writes random valid queries over the tables of `sql_diff.py --make-nulls`
+(t: a int, b bigint, c double, d decimal, s text, dt date, flag bool; u: k,
+v, w; x: edge values i bigint, f double), one per line, for `sql_diff.py` to run on sloth and DuckDB:
+
+    python scripts/sql_diff/random_queries.py --count 2000 --seed 1 > /tmp/random.sql
+    python scripts/sql_diff/sql_diff.py DIR /tmp/random.sql --sloth target/release/sloth
+
+Besides plain differential queries (filters, group by, joins, windows,
+subqueries, set operations over NULL-heavy columns with duplicates), every
+random predicate p also yields the ternary-logic-partitioning (TLP) query:
+the counts of rows where p, where NOT p and where p IS NULL, side by side
+with the total: a wrong NULL or NOT in any rewrite breaks the sum, and both
+engines must give the same four numbers. Queries avoid the places where sloth
+follows PostgreSQL and DuckDB does not (integer division, NULL order under
+DESC), so any difference is a finding.
+"""
+import argparse
+import random
+
+INT = ["a", "b", "w", "k"]
+NUM = {"t": ["a", "b", "c", "d"], "u": ["k", "w"], "x": ["f"]}
+TEXT = {"t": ["s"], "u": ["v"], "x": ["cast(i as varchar)"]}
+# Constants that x's edge values compare against: each zero, NaN, infinity.
+EDGES = ["0", "-0.0", "'nan'::double", "'inf'::double", "'-inf'::double", "1.5", "-1.5"]
+
+
+class Gen:
+    def __init__(self, rng: random.Random):
+        self.r = rng
+
+    def pick(self, xs):
+        return self.r.choice(xs)
+
+    def number(self, table: str) -> str:
+        col = self.pick(NUM[table])
+        form = self.r.randrange(6)
+        if form == 0:
+            return f"({col} + {self.r.randint(-5, 5)})"
+        if form == 1:
+            return f"({col} * {self.r.randint(-3, 3)})"
+        if form == 2:
+            return f"abs({col})"
+        if form == 3:
+            return f"coalesce({col}, {self.r.randint(-2, 2)})"
+        return col
+
+    def predicate(self, table: str, depth: int = 0) -> str:
+        form = self.r.randrange(9 if depth < 2 else 5)
+        if table == "x" and form in (0, 3, 6):
+            return self.edge_predicate()
+        if form == 0:
+            op = self.pick(["=", "<>", "<", "<=", ">", ">="])
+            return f"{self.number(table)} {op} {self.r.randint(-6, 6)}"
+        if form == 1:
+            return f"{self.pick(NUM[table])} is {self.pick(['', 'not '])}null"
+        if form == 2:
+            s = self.pick(TEXT[table])
+            return self.pick([f"{s} like '{self.pick('ABCDv')}%'", f"{s} = ''", f"length({s}) > {self.r.randint(0, 12)}"])
+        if form == 3:
+            items = ", ".join(str(self.r.randint(-5, 15)) for _ in range(self.r.randint(1, 4)))
+            return f"{self.pick(NUM[table])} {self.pick(['', 'not '])}in ({items})"
+        if form == 4:
+            lo = self.r.randint(-5, 5)
+            return f"{self.pick(NUM[table])} between {lo} and {lo + self.r.randint(0, 8)}"
+        if form == 5 and table == "t":
+            return self.pick(["flag", "not flag", "flag is not true", "flag is false"])
+        if form == 8 and table == "t":
+            return f"dt {self.pick(['<', '>='])} date '{self.r.randint(1991, 2016)}-0{self.r.randint(1, 9)}-15'"
+        a = self.predicate(table, depth + 1)
+        b = self.predicate(table, depth + 1)
+        return f"({a} {self.pick(['and', 'or'])} {b})" if form != 7 else f"not ({a})"
+
+    def edge_predicate(self) -> str:
+        form = self.r.randrange(3)
+        if form == 0:
+            op = self.pick(["=", "<>", "<", "<=", ">", ">="])
+            return f"{self.pick(['f', 'abs(f)', '-f'])} {op} {self.pick(EDGES)}"
+        if form == 1:
+            items = ", ".join(self.pick(EDGES) for _ in range(self.r.randint(1, 3)))
+            return f"f {self.pick(['', 'not '])}in ({items})"
+        op = self.pick(["=", "<", ">"])
+        return f"i {op} {self.pick(['0', '9223372036854775807', '-9223372036854775808', '8'])}"
+
+    def edges(self) -> str:
+        form = self.r.randrange(4)
+        where = f" where {self.predicate('x')}" if self.r.random() < 0.5 else ""
+        if form == 0:
+            return f"select f, count(*), min(i), max(i) from x{where} group by f"
+        if form == 1:
+            return f"select count(distinct f), min(f), max(f), count(distinct i), sum(f) from x{where}"
+        if form == 2:
+            on = self.pick(["a.f = b.f", "a.f = -b.f", "a.i = b.i and a.f <= b.f"])
+            return f"select count(*), count(b.i) from x a {self.pick(['join', 'left join', 'full join'])} x b on {on}"
+        return f"select distinct f from x{where}"
+
+    def tlp(self) -> str:
+        table = self.pick(["t", "u", "x"])
+        p = self.predicate(table)
+        return (
+            f"select count(*) filter (where {p}) as yes, count(*) filter (where not ({p})) as no, "
+            f"count(*) filter (where ({p}) is null) as unknown, count(*) as total from {table}"
+        )
+
+    def aggregate(self, table: str) -> str:
+        col = self.pick(NUM[table])
+        fn = self.pick(["sum", "min", "max", "count", "avg"])
+        distinct = "distinct " if self.r.random() < 0.2 and fn != "avg" else ""
+        return f"{fn}({distinct}{col})"
+
+    def group_by(self) -> str:
+        table = self.pick(["t", "u"])
+        keys = {"t": ["a", "s", "flag", "a % 3", "year(dt)"], "u": ["k", "v", "w % 4"]}[table]
+        key = self.pick(keys)
+        aggs = ", ".join(self.aggregate(table) for _ in range(self.r.randint(1, 3)))
+        where = f" where {self.predicate(table)}" if self.r.random() < 0.6 else ""
+        having = f" having count(*) > {self.r.randint(0, 50)}" if self.r.random() < 0.3 else ""
+        return f"select {key} as g, count(*), {aggs} from {table}{where} group by {key}{having}"
+
+    def join(self) -> str:
+        kind = self.pick(["join", "left join", "right join", "full join"])
+        pred = f" where {self.predicate('t')}" if self.r.random() < 0.5 else ""
+        on = self.pick(["t.a = u.k", "t.a = u.k and t.b > u.w", "t.a = u.k + 1"])
+        return (
+            f"select u.v, count(*), count(t.a), sum(u.w), min(t.s) from t {kind} u on {on}{pred} group by u.v"
+        )
+
+    def subquery(self) -> str:
+        form = self.r.randrange(3)
+        p = self.predicate("u")
+        if form == 0:
+            return f"select count(*), sum(b) from t where a in (select k from u where {p})"
+        if form == 1:
+            return f"select count(*) from t where exists (select 1 from u where u.k = t.a and {p})"
+        return f"select count(*), max(c) from t where a not in (select k from u where k is not null and {p})"
+
+    def window(self) -> str:
+        fn = self.pick(["row_number()", "rank()", "dense_rank()", "sum(w)", "count(*)", "max(w)"])
+        return (
+            f"select k, w, {fn} over (partition by k order by w, v) as x from u "
+            f"where {self.predicate('u')} order by k nulls first, w nulls first, v nulls first, x"
+        )
+
+    def set_op(self) -> str:
+        op = self.pick(["union", "union all", "intersect", "except"])
+        return f"select a from t where {self.predicate('t')} {op} select k from u where {self.predicate('u')}"
+
+    def query(self) -> str:
+        kinds = [self.tlp, self.tlp, self.group_by, self.join, self.subquery, self.window, self.set_op, self.edges]
+        return self.pick(kinds)()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    gen = Gen(random.Random(args.seed))
+    print(f"-- {args.count} random queries, seed {args.seed}")
+    for _ in range(args.count):
+        print(gen.query())
+
+
+if __name__ == "__main__":
+    main()
