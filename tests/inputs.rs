@@ -135,7 +135,7 @@ fn repeated_and_empty_csv_header_names_become_distinct_columns() {
     write(dir.path(), "t.csv", "a,a,,b\n1,2,3,4\n5,6,7,8\n");
     let mut c = SqlContext::new();
     c.register_file("t", dir.path().join("t.csv")).unwrap();
-    // DuckDB 1.x names these columns a, a_1, column2, b.
+    // DuckDB 2.0.1 names these columns a, a_1, column2, b.
     assert_eq!(
         csv_of(&c, "select a, a_1, column2, b from t"),
         "a,a_1,column2,b\n1,2,3,4\n5,6,7,8\n"
