@@ -1814,6 +1814,41 @@ fn a_negated_nan_is_the_one_nan_above_every_number() {
     }
 }
 
+/// `date + n`, `n + date` and `date - n` shift by days (PostgreSQL and
+/// DuckDB), over columns as over constants, columnar and row-wise; the
+/// same shift spelt with an interval gives the same dates.
+#[test]
+fn a_date_plus_an_integer_is_that_many_days_later() {
+    let c = ctx(OptimizerOptions::default());
+    assert_eq!(
+        sorted_csv(
+            &c,
+            "select date '2024-02-27' + 3 as a, 2 + date '2024-02-27' as b, \
+             date '2024-03-01' - 1 as c"
+        ),
+        "a,b,c\n2024-03-01,2024-02-29,2024-02-29\n"
+    );
+    let by_days = "select o_orderkey, o_orderdate + o_shippriority + 30 as d, \
+                   o_orderdate - 7 as e from orders where o_orderkey < 200";
+    let by_interval = "select o_orderkey, o_orderdate + interval '30' day as d, \
+                       o_orderdate - interval '7' day as e from orders where o_orderkey < 200";
+    assert_eq!(sorted_csv(&c, by_days), sorted_csv(&c, by_interval));
+    let lf = c.sql(by_days).unwrap();
+    let plan = lf.physical_plan().unwrap();
+    let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+    let rowwise = DataFrame::new(plan.schema(), batches)
+        .to_sorted_csv()
+        .unwrap();
+    assert_eq!(rowwise, sorted_csv(&c, by_interval));
+    assert_refused(
+        &c,
+        &[
+            ("select date '2024-01-01' * 2", "cannot apply '*' to Date32"),
+            ("select 1 - date '2024-01-01'", "cannot apply '-'"),
+        ],
+    );
+}
+
 #[test]
 fn values_lists_equal_their_union_all_spelling() {
     let c = ctx(OptimizerOptions::default());

@@ -140,12 +140,44 @@ class Gen:
             f"where {self.predicate('u')} order by k nulls first, w nulls first, v nulls first, x"
         )
 
+    def scalar(self) -> str:
+        """A scalar expression over t: CASE, NULL functions, casts, string
+        and date functions, decimal arithmetic."""
+        form = self.r.randrange(10)
+        n, m = self.number("t"), self.number("t")
+        if form == 0:
+            return f"case when {self.predicate('t')} then {n} else {m} end"
+        if form == 1:
+            return f"nullif({self.pick(['a', 'a % 4'])}, {self.r.randint(-2, 2)})"
+        if form == 2:
+            return f"greatest({n}, {m})" if self.r.random() < 0.5 else f"least({n}, {m})"
+        if form == 3:
+            return f"cast({self.pick(['c', 'd', 'a'])} as {self.pick(['bigint', 'double', 'varchar', 'decimal(12,3)'])})"
+        if form == 4:
+            return self.pick(["upper(s)", "lower(s)", "length(s)", "substring(s, 2, 3)", "s || '-' || cast(a as varchar)", "replace(s, 'x', 'y')", "trim(s)", "left(s, 2)"])
+        if form == 5:
+            return self.pick(["year(dt)", "month(dt)", "dt + 3", "date_part('dow', dt)", "dt - date '1995-01-01'"])
+        if form == 6:
+            return f"round({self.pick(['c', 'd'])} * {self.pick(['d', '1.25', 'c'])}, {self.r.randint(0, 3)})"
+        if form == 7:
+            return f"{self.pick(['d', 'd * 2', 'd - 1.5'])} + {self.pick(['d', 'a', '0.125'])}"
+        if form == 8:
+            return f"coalesce(s, cast(a as varchar), 'none')"
+        return f"({self.predicate('t')}) is {self.pick(['', 'not '])}{self.pick(['true', 'false', 'null'])}"
+
+    def projection(self) -> str:
+        exprs = ", ".join(self.scalar() for _ in range(self.r.randint(1, 3)))
+        if self.r.random() < 0.5:
+            return f"select {exprs} from t where {self.predicate('t')}"
+        return f"select {exprs}, count(*) from t group by all"
+
     def set_op(self) -> str:
         op = self.pick(["union", "union all", "intersect", "except"])
         return f"select a from t where {self.predicate('t')} {op} select k from u where {self.predicate('u')}"
 
     def query(self) -> str:
-        kinds = [self.tlp, self.tlp, self.group_by, self.join, self.subquery, self.window, self.set_op, self.edges]
+        kinds = [self.tlp, self.tlp, self.group_by, self.join, self.subquery, self.window, self.set_op, self.edges,
+                 self.projection, self.projection]
         return self.pick(kinds)()
 
 

@@ -220,8 +220,17 @@ impl PhysicalExpr {
                 let mut l = Self::compile_tree(left, schema)?;
                 let mut r = Self::compile_tree(right, schema)?;
                 // `interval + date` is computed as `date + interval`.
-                if *op == Operator::Plus && matches!(l.data_type, DataType::Interval(_)) {
+                if *op == Operator::Plus
+                    && (matches!(l.data_type, DataType::Interval(_))
+                        || (l.data_type.is_integer() && r.data_type == DataType::Date32))
+                {
                     std::mem::swap(&mut l, &mut r);
+                }
+                if l.data_type == DataType::Date32
+                    && r.data_type.is_integer()
+                    && matches!(op, Operator::Plus | Operator::Minus)
+                {
+                    return date_plus_days(l, *op, r);
                 }
                 let (mut lt, mut rt) = coerce_binary(*op, &l.data_type, &r.data_type)?;
                 // `column < constant`: bring the constant to the column's own
@@ -404,6 +413,22 @@ fn literal(v: &ScalarValue) -> Result<PhysicalExpr> {
 
 /// Result type of arrow's arithmetic kernel, found by running it on empty
 /// arrays: this stays exactly in step with arrow's decimal precision rules.
+/// `date + n` / `date - n`: the date `n` days later or earlier, as in
+/// PostgreSQL and DuckDB. Computed on the day numbers in 64 bits (an
+/// overflow is the kernels' error) and brought back to a date, which fails
+/// past the dates Date32 holds rather than wrapping.
+fn date_plus_days(date: PhysicalExpr, op: Operator, days: PhysicalExpr) -> Result<PhysicalExpr> {
+    let date = date.cast_to(&DataType::Int64)?;
+    let days = days.cast_to(&DataType::Int64)?;
+    let shifted = PhysicalExpr::new(
+        Node::Binary(Box::new(date), op, Box::new(days)),
+        DataType::Int64,
+    );
+    shifted
+        .cast_to(&DataType::Int32)?
+        .cast_to(&DataType::Date32)
+}
+
 fn arithmetic_type(op: Operator, l: &DataType, r: &DataType) -> Result<DataType> {
     use arrow::compute::kernels::numeric;
     let (a, b) = (new_empty_array(l), new_empty_array(r));
