@@ -171,13 +171,27 @@ class Gen:
             return f"select {exprs} from t where {self.predicate('t')}"
         return f"select {exprs}, count(*) from t group by all"
 
+    def top(self) -> str:
+        """ORDER BY every output column (NULL order spelt out, so the
+        engines' defaults do not matter) with LIMIT/OFFSET: top-k and sort."""
+        table = self.pick(["t", "u", "x"])
+        cols = {"t": ["a", "b", "c", "d", "s", "dt", "flag"], "u": ["k", "v", "w"], "x": ["i", "f"]}[table]
+        chosen = self.r.sample(cols, self.r.randint(1, len(cols)))
+        keys = ", ".join(
+            f"{i + 1} {self.pick(['asc', 'desc'])} nulls {self.pick(['first', 'last'])}"
+            for i in range(len(chosen))
+        )
+        where = f" where {self.predicate(table)}" if self.r.random() < 0.5 else ""
+        offset = f" offset {self.r.randint(1, 30)}" if self.r.random() < 0.3 else ""
+        return f"select {', '.join(chosen)} from {table}{where} order by {keys} limit {self.r.randint(1, 60)}{offset}"
+
     def set_op(self) -> str:
         op = self.pick(["union", "union all", "intersect", "except"])
         return f"select a from t where {self.predicate('t')} {op} select k from u where {self.predicate('u')}"
 
     def query(self) -> str:
         kinds = [self.tlp, self.tlp, self.group_by, self.join, self.subquery, self.window, self.set_op, self.edges,
-                 self.projection, self.projection]
+                 self.projection, self.projection, self.top]
         return self.pick(kinds)()
 
 
