@@ -73,7 +73,8 @@ pub mod prelude {
     pub use crate::error::{Result, SlothError};
     pub use crate::exec::CancelToken;
     pub use crate::expr::{
-        Expr, MathFunc, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit, when,
+        Expr, FramePick, MathFunc, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit,
+        when,
     };
     pub use crate::frame::{DataFrame, LazyFrame};
     pub use crate::optimizer::OptimizerOptions;

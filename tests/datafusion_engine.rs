@@ -175,13 +175,17 @@ fn every_node_and_expression_kind_translates() {
         "select k, x from t order by k nulls first, x desc limit 4 offset 1",
         "select x from t union all select x + 10 from u",
         "select k from t union select k from u",
-        // Windows: ranking, shifts, whole-partition and framed aggregates.
+        // Windows: ranking, shifts, whole-partition and framed aggregates, values.
         "select k, x, row_number() over (partition by k order by x) as rn, \
          rank() over (order by k) as rk, dense_rank() over (order by k) as dr from t",
         "select k, x, lag(x, 1) over (partition by k order by f) as lg, \
          lead(x, 2) over (order by f) as ld from t",
         "select k, x, sum(x) over (partition by k) as total, \
          sum(f) over (order by f rows between 1 preceding and current row) as run from t",
+        "select k, x, first_value(x) over (partition by k order by f, x) as fv, \
+         last_value(x) over (partition by k order by f, x rows between unbounded preceding \
+         and unbounded following) as lv, nth_value(x, 2) over (partition by k order by f, x \
+         rows between 1 preceding and 1 following) as nv from t",
         // Scalar subqueries (decorrelated into joins).
         "select k, x from t where x > (select avg(x) from u)",
         "select k, x, (select max(u.x) from u where u.k = t.k) as m from t",

@@ -562,7 +562,6 @@ fn window_aggregates_cover_whole_partitions() {
             "select count(distinct n_regionkey) over () from nation",
             "DISTINCT in the window function",
         ),
-        ("select first(n_name) over () from nation", "'first'"),
         (
             "select ntile(2) over (order by n_name) from nation",
             "'ntile'",
@@ -1845,6 +1844,71 @@ fn a_date_plus_an_integer_is_that_many_days_later() {
         &[
             ("select date '2024-01-01' * 2", "cannot apply '*' to Date32"),
             ("select 1 - date '2024-01-01'", "cannot apply '-'"),
+        ],
+    );
+}
+
+/// first_value / last_value / nth_value over default, whole-partition and
+/// ROWS frames equal their spellings with group-bys, lead and CASE, on
+/// both executors.
+#[test]
+fn value_window_functions_equal_their_spellings_without_them() {
+    let c = ctx(OptimizerOptions::default());
+    let pairs = [
+        (
+            "select n_nationkey, first_value(n_name) over (partition by n_regionkey \
+             order by n_nationkey) as x from nation",
+            "select n.n_nationkey, f.n_name as x from nation n \
+             join (select n_regionkey, min(n_nationkey) as m from nation group by 1) g \
+             on n.n_regionkey = g.n_regionkey join nation f on f.n_nationkey = g.m",
+        ),
+        (
+            "select n_nationkey, last_value(n_name) over (partition by n_regionkey \
+             order by n_nationkey rows between unbounded preceding and unbounded following) as x \
+             from nation",
+            "select n.n_nationkey, f.n_name as x from nation n \
+             join (select n_regionkey, max(n_nationkey) as m from nation group by 1) g \
+             on n.n_regionkey = g.n_regionkey join nation f on f.n_nationkey = g.m",
+        ),
+        (
+            "select n_nationkey, last_value(n_nationkey) over (partition by n_regionkey \
+             order by n_nationkey) as x from nation",
+            "select n_nationkey, n_nationkey as x from nation",
+        ),
+        (
+            "select n_nationkey, nth_value(n_name, 2) over (partition by n_regionkey \
+             order by n_nationkey rows between 1 preceding and 1 following) as x from nation",
+            "select n_nationkey, case when row_number() over (partition by n_regionkey \
+             order by n_nationkey) = 1 then lead(n_name) over (partition by n_regionkey \
+             order by n_nationkey) else n_name end as x from nation",
+        ),
+        (
+            "select n_nationkey, nth_value(n_name, 9) over (partition by n_regionkey \
+             order by n_nationkey) as x from nation",
+            "select n_nationkey, cast(null as varchar) as x from nation",
+        ),
+    ];
+    for (window, spelled) in pairs {
+        let want = sorted_csv(&c, spelled);
+        assert_eq!(sorted_csv(&c, window), want, "{window}");
+        let plan = c.sql(window).unwrap().physical_plan().unwrap();
+        let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+        let rowwise = DataFrame::new(plan.schema(), batches)
+            .to_sorted_csv()
+            .unwrap();
+        assert_eq!(rowwise, want, "{window}: row-wise");
+    }
+    assert_refused(
+        &c,
+        &[
+            (
+                "select nth_value(n_name, 0) over (order by n_nationkey) from nation",
+                "positive integer constant",
+            ),
+            (
+                "select first_value(n_name, 2) over (order by n_nationkey) from nation",
+                "takes one value",
+            ),
         ],
     );
 }

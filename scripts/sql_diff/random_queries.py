@@ -103,6 +103,13 @@ class Gen:
 
     def aggregate(self, table: str) -> str:
         col = self.pick(NUM[table])
+        if self.r.random() < 0.25 and table == "t":
+            return self.pick([
+                "median(c)", "stddev_samp(c)", "var_pop(d)", "bool_and(flag)", "bool_or(a > 0)",
+                "string_agg(s, ',' order by s)", "count(a, s)", "min(s)", "max(dt)",
+                "sum(c) filter (where a > 0)", "count(*) filter (where s like 'A%')",
+                "max(b) - min(b)",
+            ])
         fn = self.pick(["sum", "min", "max", "count", "avg"])
         distinct = "distinct " if self.r.random() < 0.2 and fn != "avg" else ""
         return f"{fn}({distinct}{col})"
@@ -134,10 +141,18 @@ class Gen:
         return f"select count(*), max(c) from t where a not in (select k from u where k is not null and {p})"
 
     def window(self) -> str:
-        fn = self.pick(["row_number()", "rank()", "dense_rank()", "sum(w)", "count(*)", "max(w)"])
+        fn = self.pick(["row_number()", "rank()", "dense_rank()", "sum(w)", "count(*)", "max(w)",
+                        "lag(w)", "lead(w, 2, -1)", "first_value(w)", "last_value(v)", "nth_value(w, 2)"])
+        if self.r.random() < 0.3 and fn in ("sum(w)", "count(*)", "max(w)", "first_value(w)",
+                                            "last_value(v)", "nth_value(w, 2)"):
+            lo, hi = self.r.randint(0, 3), self.r.randint(0, 3)
+            return (
+                f"select k, w, v, {fn} over (partition by k order by w, v rows between {lo} preceding "
+                f"and {hi} following) as x from u where {self.predicate('u')}"
+            )
         return (
-            f"select k, w, {fn} over (partition by k order by w, v) as x from u "
-            f"where {self.predicate('u')} order by k nulls first, w nulls first, v nulls first, x"
+            f"select k, w, v, {fn} over (partition by k order by w, v) as x from u "
+            f"where {self.predicate('u')}"
         )
 
     def scalar(self) -> str:

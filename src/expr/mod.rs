@@ -329,6 +329,37 @@ pub enum WindowFunc {
     /// `sum(x) OVER (.. ORDER BY .. ROWS BETWEEN ..)`: the aggregate of the
     /// rows of the frame around each row, in window order.
     FramedAggregate(AggFunc, RowsFrame),
+    /// `first_value` / `last_value` / `nth_value(x, n)`: `x` of one row of
+    /// each row's frame: the ROWS frame if given, else SQL's default (the
+    /// partition's start to the current row's last peer with ORDER BY, the
+    /// whole partition without). Null where the frame has no such row.
+    Value(FramePick, Option<RowsFrame>),
+}
+
+/// Which row of its frame a value window function reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FramePick {
+    /// The frame's first row (`first_value`).
+    First,
+    /// The frame's last row (`last_value`).
+    Last,
+    /// The frame's n-th row, from 1 (`nth_value(x, n)`).
+    Nth(usize),
+}
+
+impl FramePick {
+    /// The position picked from a frame of positions `lo..=hi`; `None`
+    /// for an empty frame or one with fewer than n rows.
+    pub fn pick(self, lo: usize, hi: usize) -> Option<usize> {
+        if lo > hi {
+            return None;
+        }
+        match self {
+            FramePick::First => Some(lo),
+            FramePick::Last => Some(hi),
+            FramePick::Nth(n) => Some(lo + n.checked_sub(1)?).filter(|&i| i <= hi),
+        }
+    }
 }
 
 /// A `ROWS BETWEEN start AND end` frame, as offsets from the current row in
@@ -342,6 +373,20 @@ pub struct RowsFrame {
     pub start: Option<isize>,
     /// Last row, relative to the current one.
     pub end: Option<isize>,
+}
+
+impl RowsFrame {
+    /// The positions `lo..=hi` of the frame of the row at position `k` of a
+    /// partition of `len` rows, cut to the partition; `lo > hi` when empty.
+    pub fn bounds(&self, k: usize, len: usize) -> (usize, usize) {
+        let (k, last) = (k as isize, len as isize - 1);
+        let lo = self.start.map_or(0, |s| (k + s).max(0));
+        let hi = self.end.map_or(last, |e| (k + e).min(last));
+        if hi < 0 || lo > last {
+            return (1, 0);
+        }
+        (lo as usize, hi as usize)
+    }
 }
 
 impl std::fmt::Display for RowsFrame {
@@ -371,6 +416,9 @@ impl WindowFunc {
             WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => f.name(),
             WindowFunc::Lag(_) => "lag",
             WindowFunc::Lead(_) => "lead",
+            WindowFunc::Value(FramePick::First, _) => "first_value",
+            WindowFunc::Value(FramePick::Last, _) => "last_value",
+            WindowFunc::Value(FramePick::Nth(_), _) => "nth_value",
         }
     }
 
@@ -679,6 +727,23 @@ impl Expr {
     pub fn lead(self, n: usize, partition_by: Vec<Expr>, order_by: Vec<SortKey>) -> Expr {
         Expr::Window {
             func: WindowFunc::Lead(n),
+            args: vec![self],
+            partition_by,
+            order_by,
+        }
+    }
+
+    /// `first_value` / `last_value` / `nth_value(self, n)` (by `pick`)
+    /// `OVER (PARTITION BY partition_by ORDER BY order_by frame)`.
+    pub fn frame_value(
+        self,
+        pick: FramePick,
+        partition_by: Vec<Expr>,
+        order_by: Vec<SortKey>,
+        frame: Option<RowsFrame>,
+    ) -> Expr {
+        Expr::Window {
+            func: WindowFunc::Value(pick, frame),
             args: vec![self],
             partition_by,
             order_by,
@@ -1133,12 +1198,18 @@ impl fmt::Display for Expr {
                 if !o.is_empty() {
                     spec.push(format!("ORDER BY {}", o.join(", ")));
                 }
-                if let WindowFunc::FramedAggregate(_, frame) = func {
+                if let WindowFunc::FramedAggregate(_, frame) | WindowFunc::Value(_, Some(frame)) =
+                    func
+                {
                     spec.push(frame.to_string());
                 }
+                let n = match func {
+                    WindowFunc::Value(FramePick::Nth(n), _) => format!(", {n}"),
+                    _ => String::new(),
+                };
                 write!(
                     f,
-                    "{}({}) OVER ({})",
+                    "{}({}{n}) OVER ({})",
                     func.name(),
                     a.join(", "),
                     spec.join(" ")
@@ -1146,5 +1217,29 @@ impl fmt::Display for Expr {
             }
             Expr::Wildcard => write!(f, "*"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_cut_to_the_partition_and_picks_to_the_frame() {
+        let frame = |start, end| RowsFrame { start, end };
+        assert_eq!(frame(Some(-1), Some(1)).bounds(0, 5), (0, 1));
+        assert_eq!(frame(Some(-1), Some(1)).bounds(4, 5), (3, 4));
+        assert_eq!(frame(None, None).bounds(2, 5), (0, 4));
+        assert_eq!(frame(None, Some(0)).bounds(2, 5), (0, 2));
+        let (lo, hi) = frame(Some(1), Some(2)).bounds(4, 5);
+        assert!(lo > hi, "past the end: empty");
+        let (lo, hi) = frame(Some(-3), Some(-2)).bounds(1, 5);
+        assert!(lo > hi, "before the start: empty");
+        assert_eq!(FramePick::First.pick(1, 3), Some(1));
+        assert_eq!(FramePick::Last.pick(1, 3), Some(3));
+        assert_eq!(FramePick::Nth(3).pick(1, 3), Some(3));
+        assert_eq!(FramePick::Nth(4).pick(1, 3), None);
+        assert_eq!(FramePick::Nth(0).pick(1, 3), None);
+        assert_eq!(FramePick::First.pick(1, 0), None);
     }
 }

@@ -8,8 +8,8 @@ use sqlparser::ast::{
 
 use crate::error::{Result, SlothError};
 use crate::expr::{
-    AggFunc, Expr, KeyOrder, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc, col, lit,
-    parse_date32, when,
+    AggFunc, Expr, FramePick, KeyOrder, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc,
+    col, lit, parse_date32, when,
 };
 use crate::functions;
 
@@ -590,6 +590,13 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         if matches!(name.as_str(), "lag" | "lead") {
             return shift_window(&name, f, list, over, r);
         }
+        if matches!(
+            name.as_str(),
+            "first_value" | "last_value" | "nth_value" | "first" | "last"
+        ) && list.clauses.is_empty()
+        {
+            return value_window(&name, f, list, over, r);
+        }
     }
     if f.null_treatment.is_some() {
         return Err(SlothError::unsupported(format!(
@@ -853,7 +860,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
     if let Some(over) = &f.over {
         if !matches!(call, Expr::Agg { .. }) {
             return Err(SlothError::unsupported(format!(
-                "window function '{name}' (row_number, rank, dense_rank, lag, lead and aggregates are supported)"
+                "window function '{name}' (row_number, rank, dense_rank, lag, lead, first_value, last_value, nth_value and aggregates are supported)"
             )));
         }
         return match window_spec(over, r)? {
@@ -938,16 +945,7 @@ fn shift_window(
     over: &ast::WindowType,
     r: &dyn Resolver,
 ) -> Result<Expr> {
-    let args = list
-        .args
-        .iter()
-        .map(|a| match a {
-            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => convert(e, r),
-            other => Err(SlothError::unsupported(format!(
-                "function argument '{other}'"
-            ))),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let args = plain_args(list, r)?;
     let n = match args.get(1) {
         None => 1,
         Some(Expr::Literal(ScalarValue::Int64(Some(n)))) if *n >= 0 => *n as usize,
@@ -979,6 +977,56 @@ fn shift_window(
         args.push(default.clone());
     }
     Ok(call)
+}
+
+/// A window function's arguments: expressions, none named or `*`.
+fn plain_args(list: &ast::FunctionArgumentList, r: &dyn Resolver) -> Result<Vec<Expr>> {
+    list.args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => convert(e, r),
+            other => Err(SlothError::unsupported(format!(
+                "function argument '{other}'"
+            ))),
+        })
+        .collect()
+}
+
+/// `first_value(x)`, `last_value(x)`, `nth_value(x, n)` (and DuckDB's
+/// `first`/`last`) OVER a window: `x` of a row of each row's frame.
+fn value_window(
+    name: &str,
+    f: &ast::Function,
+    list: &ast::FunctionArgumentList,
+    over: &ast::WindowType,
+    r: &dyn Resolver,
+) -> Result<Expr> {
+    if f.null_treatment.is_some() {
+        return Err(SlothError::unsupported(format!(
+            "IGNORE/RESPECT NULLS in '{f}'"
+        )));
+    }
+    let args = plain_args(list, r)?;
+    let pick = match (name, args.as_slice()) {
+        ("first_value" | "first", [_]) => FramePick::First,
+        ("last_value" | "last", [_]) => FramePick::Last,
+        ("nth_value", [_, Expr::Literal(ScalarValue::Int64(Some(n)))]) if *n >= 1 => {
+            FramePick::Nth(*n as usize)
+        }
+        ("nth_value", _) => {
+            return Err(SlothError::plan(format!(
+                "nth_value() takes a value and a positive integer constant, in '{f}'"
+            )));
+        }
+        _ => {
+            return Err(SlothError::plan(format!(
+                "{name}() takes one value, in '{f}'"
+            )));
+        }
+    };
+    let (partition_by, order_by, frame) = window_spec(over, r)?;
+    let value = args.into_iter().next().expect("checked above");
+    Ok(value.frame_value(pick, partition_by, order_by, frame))
 }
 
 /// `agg(x) FILTER (WHERE cond)` → `agg(CASE WHEN cond THEN x END)`: the

@@ -32,7 +32,7 @@ use rayon::prelude::*;
 
 use super::window_aggregate;
 use crate::error::Result;
-use crate::expr::WindowFunc;
+use crate::expr::{FramePick, RowsFrame, WindowFunc};
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::kernels::packed_keys::NullKeys;
 use crate::physical_expr::PhysicalExpr;
@@ -462,6 +462,14 @@ fn window_preselecting_from(
     if let Some(shift) = func.shift() {
         return shifted(&all, args, shift, (&starts, &order), schema);
     }
+    if let WindowFunc::Value(pick, frame) = func {
+        let peers = |a: u32, b: u32| order_keys.as_ref().is_none_or(|k| k.peers(a, b));
+        let frames = Frames {
+            frame,
+            peers: &peers,
+        };
+        return frame_values(&all, &args[0], pick, frames, (&starts, &order), schema);
+    }
     if let WindowFunc::Aggregate(agg) | WindowFunc::FramedAggregate(agg, _) = func {
         let spec = window_aggregate::Spec {
             all: &all,
@@ -507,7 +515,8 @@ fn window_preselecting_from(
                 WindowFunc::Aggregate(_)
                 | WindowFunc::FramedAggregate(..)
                 | WindowFunc::Lag(_)
-                | WindowFunc::Lead(_) => unreachable!("returned above"),
+                | WindowFunc::Lead(_)
+                | WindowFunc::Value(..) => unreachable!("returned above"),
             });
         }
     }
@@ -546,6 +555,57 @@ fn shifted(
         shifted = arrow::compute::kernels::zip::zip(&missing, &default, &shifted)?;
     }
     with_column(all, order.to_vec(), shifted, schema)
+}
+
+/// How each row's frame is found: the ROWS frame if any, else SQL's
+/// default, the partition's start to the row's last peer (`peers`: whether
+/// two rows have the same order key; every row's peer without ORDER BY).
+struct Frames<'a> {
+    frame: Option<RowsFrame>,
+    peers: &'a dyn Fn(u32, u32) -> bool,
+}
+
+/// `first_value` / `last_value` / `nth_value`: the rows of `all` in window
+/// order, each with `value` of the row `pick` chooses from its frame.
+fn frame_values(
+    all: &RecordBatch,
+    value: &PhysicalExpr,
+    pick: FramePick,
+    frames: Frames<'_>,
+    (starts, order): (&[usize], &[u32]),
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let values = evaluate_array(value, all)?;
+    let mut sources: Vec<Option<u32>> = Vec::with_capacity(order.len());
+    let mut last_peer: Vec<usize> = Vec::new();
+    for w in starts.windows(2) {
+        let segment = &order[w[0]..w[1]];
+        let len = segment.len();
+        if len == 0 {
+            continue;
+        }
+        if frames.frame.is_none() {
+            // Each position's last peer, from the end backwards.
+            last_peer.clear();
+            last_peer.resize(len, len - 1);
+            for k in (0..len - 1).rev() {
+                if (frames.peers)(segment[k], segment[k + 1]) {
+                    last_peer[k] = last_peer[k + 1];
+                } else {
+                    last_peer[k] = k;
+                }
+            }
+        }
+        sources.extend((0..len).map(|k| {
+            let (lo, hi) = match frames.frame {
+                Some(frame) => frame.bounds(k, len),
+                None => (0, last_peer[k]),
+            };
+            pick.pick(lo, hi).map(|i| segment[i])
+        }));
+    }
+    let picked = take(&values, &UInt32Array::from(sources), None)?;
+    with_column(all, order.to_vec(), picked, schema)
 }
 
 /// The `rows` of `all`, in that order, with `column` (one value per row

@@ -12,7 +12,7 @@ use datafusion::logical_expr::{
 use super::df_error;
 use super::plan::{Scope, Translator};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, Operator, RowsFrame, SortKey, WindowFunc};
+use crate::expr::{AggFunc, Expr, FramePick, Operator, RowsFrame, SortKey, WindowFunc};
 use crate::functions;
 
 fn untranslatable(what: impl std::fmt::Display) -> SlothError {
@@ -213,6 +213,15 @@ impl Translator<'_> {
             }
             WindowFunc::FramedAggregate(agg, frame) => {
                 (self.window_aggregate(agg, args)?, Some(frame))
+            }
+            // Without a ROWS frame, DataFusion's default frame is SQL's.
+            WindowFunc::Value(pick, frame) => {
+                let mut args = args;
+                if let FramePick::Nth(n) = pick {
+                    args.push(lit(n as i64));
+                }
+                let call = WindowFunction::new(udwf(func.name())?, args);
+                (DfExpr::from(call), frame)
             }
         };
         let mut builder = call.partition_by(partition_by).order_by(order_by);

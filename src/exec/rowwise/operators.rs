@@ -497,6 +497,11 @@ impl RowOperator for WindowOp {
                 self.output = Some(self.aggregate_partitions(func, keyed, running)?.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
+            if let WindowFunc::Value(pick, frame) = self.func {
+                let peers = |a: &Row, b: &Row| cmp_order(a, b).is_eq();
+                self.output = Some(self.frame_values(pick, frame, keyed, &peers)?.into_iter());
+                return Ok(self.output.as_mut().and_then(|o| o.next()));
+            }
             if let Some(shift) = self.func.shift() {
                 let mut out = Vec::with_capacity(keyed.len());
                 for i in 0..keyed.len() {
@@ -541,7 +546,8 @@ impl RowOperator for WindowOp {
                     WindowFunc::Aggregate(_)
                     | WindowFunc::FramedAggregate(..)
                     | WindowFunc::Lag(_)
-                    | WindowFunc::Lead(_) => unreachable!("returned above"),
+                    | WindowFunc::Lead(_)
+                    | WindowFunc::Value(..) => unreachable!("returned above"),
                 }));
                 out.push(r);
             }
@@ -575,6 +581,43 @@ impl WindowOp {
                 }
                 let mut r = keyed[i].2.clone();
                 r.push(acc.finish());
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Each row of `keyed` (sorted by partition, then order) with the value
+    /// of the row `pick` chooses from its frame: the ROWS `frame`, or the
+    /// partition's start to the row's last peer (rows whose order keys
+    /// `peers` calls equal).
+    fn frame_values(
+        &self,
+        pick: crate::expr::FramePick,
+        frame: Option<crate::expr::RowsFrame>,
+        keyed: Vec<(Row, Row, Row)>,
+        peers: &dyn Fn(&Row, &Row) -> bool,
+    ) -> Result<Vec<Row>> {
+        let mut out = Vec::with_capacity(keyed.len());
+        for (start, end) in partitions(&keyed) {
+            let len = end - start;
+            for k in 0..len {
+                let (lo, hi) = match frame {
+                    Some(frame) => frame.bounds(k, len),
+                    None => {
+                        let mut hi = k;
+                        while hi + 1 < len && peers(&keyed[start + k].1, &keyed[start + hi + 1].1) {
+                            hi += 1;
+                        }
+                        (0, hi)
+                    }
+                };
+                let value = match pick.pick(lo, hi) {
+                    Some(i) => eval(&self.args[0], &keyed[start + i].2, &self.schema)?,
+                    None => Value::Null,
+                };
+                let mut r = keyed[start + k].2.clone();
+                r.push(value);
                 out.push(r);
             }
         }
