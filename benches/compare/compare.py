@@ -12,6 +12,10 @@ driven over a pipe, and so is sloth (`sloth bench --serve`, one process
 per suite). `sloth-lazy` is sloth running the
 same questions written with its LazyFrame API (`sloth bench --api lazy`,
 programs in src/queries/), for the questions that have such a version.
+
+With --fresh, every engine instead runs every query in a process of its own
+(`run_suite_fresh`): the first-run time a user at a terminal gets, and the
+peak RSS of each query alone.
 """
 import argparse
 import json
@@ -107,7 +111,7 @@ def worker(engine, suite, data, out):
         raise SystemExit(f"unknown engine {engine}")
 
     # Serve: one command per line on stdin, one JSON answer per line.
-    #   warm NAME  -> run once, write NAME.csv   {"rows": n} or {"error": ...}
+    #   warm NAME  -> run once, write NAME.csv   {"rows": n, "s": seconds} or {"error": ...}
     #   time NAME  -> one timed run              {"s": seconds} or {"error": ...}
     #   quit       -> {"peak_rss_mb": ...}
     print(json.dumps({"ready": True, "load_s": load_s}), flush=True)
@@ -120,11 +124,13 @@ def worker(engine, suite, data, out):
                 import pyarrow as pa
                 import pyarrow.csv as pacsv
 
+                t = time.perf_counter()
                 result = run(name, queries[name])
+                s = time.perf_counter() - t
                 # The CSV writer has no string_view: write views as plain strings.
                 schema = pa.schema([f.with_type(pa.string()) if f.type == pa.string_view() else f for f in result.schema])
                 pacsv.write_csv(result.cast(schema), out / f"{name}.csv")
-                answer = {"rows": result.num_rows}
+                answer = {"rows": result.num_rows, "s": s}
             else:
                 t = time.perf_counter()
                 run(name, queries[name])
@@ -233,10 +239,13 @@ class SlothEngine(PipeEngine):
     """`sloth bench --serve`, planning the suite's files once. `api` is "sql"
     or "lazy" (the LazyFrame programs of src/queries/)."""
 
-    def __init__(self, sloth, suite, data, out, api="sql"):
+    def __init__(self, sloth, suite, data, out, api="sql", only=None):
         self.out = pathlib.Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
+        self.spawned = time.perf_counter()
         files = query_names(suite)
+        if only is not None:
+            files = {only: files[only]}
         # sloth names a query after its file's stem (groupby-q01 for q01).
         self.stem = {name: f.stem for name, f in files.items()}
         super().__init__([sloth, "bench", "--serve", "--data", str(data), "--results", str(self.out),
@@ -283,10 +292,7 @@ def run_suite(suite, data, engines, runs, out, sloth):
     for e in engines:
         print(f"[{suite}] starting {e} ...", flush=True)
         dest = out / suite / e
-        if e in ("sloth", "sloth-lazy"):
-            live[e] = SlothEngine(sloth, suite, data, dest, "lazy" if e == "sloth-lazy" else "sql")
-        else:
-            live[e] = PythonEngine(e, suite, data, dest)
+        live[e] = start_engine(e, suite, data, dest, sloth)
     reports = {e: {"engine": e, "suite": suite, "load_s": live[e].load_s, "queries": {}} for e in engines}
     for name in query_names(suite):
         print(f"[{suite}] {name}", flush=True)
@@ -314,6 +320,50 @@ def run_suite(suite, data, engines, runs, out, sloth):
                 reports[e]["queries"][name]["median_s"] = statistics.median(times[e])
     for e in engines:
         reports[e]["peak_rss_mb"] = live[e].close()
+    return reports
+
+
+def start_engine(e, suite, data, dest, sloth, only=None):
+    if e in ("sloth", "sloth-lazy"):
+        return SlothEngine(sloth, suite, data, dest, "lazy" if e == "sloth-lazy" else "sql", only)
+    return PythonEngine(e, suite, data, dest)
+
+
+def run_suite_fresh(suite, data, engines, runs, out, sloth):
+    """Each engine runs each query once in a process of its own: the first
+    run of a query in a fresh process, which is what a user at a terminal or
+    a script gets. sloth's time is its whole process, from spawn to answer
+    (reading the files' metadata, planning, running); a Python engine's is
+    its query call (it reads metadata lazily inside it), without the
+    interpreter's start and imports. Round 0 writes the answers for the
+    check; peak RSS is the least over the rounds (round 0 also writes CSV)."""
+    reports = {e: {"engine": e, "suite": suite, "queries": {}} for e in engines}
+    for name in query_names(suite):
+        print(f"[{suite} fresh] {name}", flush=True)
+        times, peaks = {e: [] for e in engines}, {e: [] for e in engines}
+        for r in range(runs):
+            for e in timed_order(engines, name, r):
+                if {"error", "skipped"} & reports[e]["queries"].get(name, {}).keys():
+                    continue
+                time.sleep(SETTLE_S)
+                eng = start_engine(e, suite, data, out / suite / e, sloth, name)
+                a = eng.warm(name) if r == 0 else eng.time(name)
+                done = time.perf_counter()
+                peaks[e].append(eng.close())
+                if "skipped" in a or "error" in a:
+                    reports[e]["queries"][name] = {k: a[k] for k in ("skipped", "error") if k in a}
+                    continue
+                if r == 0:
+                    reports[e]["queries"][name] = {"rows": a["rows"]}
+                times[e].append(done - eng.spawned if isinstance(eng, SlothEngine) else a["s"])
+        for e in engines:
+            q = reports[e]["queries"].get(name, {})
+            if times[e] and not {"error", "skipped"} & q.keys():
+                q["median_s"] = statistics.median(times[e])
+                q["peak_rss_mb"] = min(peaks[e])
+    for e in engines:
+        qs = [q["peak_rss_mb"] for q in reports[e]["queries"].values() if "peak_rss_mb" in q]
+        reports[e]["peak_rss_mb"] = max(qs, default=0)
     return reports
 
 
@@ -376,6 +426,9 @@ def main():
     ap.add_argument("--h2o-join")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--engines", default="sloth,sloth-lazy,duckdb,polars,datafusion,pandas")
+    ap.add_argument("--fresh", action="store_true",
+                    help="run each query's first run in a fresh process per engine (cold process, warm page "
+                         "cache) instead of hot runs in one long-lived process; reports peak RSS per query")
     ap.add_argument("--keep-results", action="store_true",
                     help="keep every engine's answers (CSV) under OUT/SUITE/ENGINE after checking them; "
                          "the join suite's alone take ~23 GB")
@@ -388,13 +441,15 @@ def main():
     for suite, data in (("tpch", args.tpch), ("h2o-groupby", args.h2o), ("h2o-join", args.h2o_join)):
         if not data:
             continue
-        reports = run_suite(suite, data, args.engines.split(","), args.runs, out, args.sloth)
+        suite_run = run_suite_fresh if args.fresh else run_suite
+        reports = suite_run(suite, data, args.engines.split(","), args.runs, out, args.sloth)
         ref = out / suite / "duckdb"
         names = list(reports["duckdb"]["queries"]) if "duckdb" in reports else []
         engines = list(reports)
         # h2o results have no defined order: compare sorted rows.
         ordered = suite == "tpch"
-        print(f"\n{suite}: median of {args.runs} hot runs, engines interleaved, seconds (check vs DuckDB)")
+        mode = "first runs, each in a fresh process" if args.fresh else "hot runs"
+        print(f"\n{suite}: median of {args.runs} {mode}, engines interleaved, seconds (check vs DuckDB)")
         print("query  " + "".join(f"{e:>22}" for e in engines))
         totals = {e: 0.0 for e in engines}
         complete = {e: True for e in engines}
@@ -413,6 +468,11 @@ def main():
         base = totals.get("sloth") or float("nan")
         print("total  " + "".join(f"{totals[e]:9.3f}{'' if complete[e] else '*':1} {totals[e] / base:9.2f}x " for e in engines))
         print("peak MB" + "".join(f"{reports[e].get('peak_rss_mb', 0):>22.0f}" for e in engines))
+        if args.fresh:
+            print(f"\n{suite}: peak RSS of each query's process, MB")
+            print("query  " + "".join(f"{e:>12}" for e in engines))
+            for n in names:
+                print(f"{n:6} " + "".join(f"{reports[e]['queries'].get(n, {}).get('peak_rss_mb', float('nan')):>12.0f}" for e in engines))
         if "sloth-lazy" in reports and "sloth" in reports:
             both = [n for n in names if "median_s" in reports["sloth-lazy"]["queries"].get(n, {})
                     and "median_s" in reports["sloth"]["queries"].get(n, {})]
@@ -431,7 +491,7 @@ def main():
             for d in answers:
                 shutil.rmtree(d, ignore_errors=True)
             print(f"(the engines' answers, {size / 1e9:.1f} GB, were checked and removed; --keep-results keeps them)")
-        all_reports.append({"suite": suite, "runs": args.runs, "reports": reports})
+        all_reports.append({"suite": suite, "runs": args.runs, "fresh": args.fresh, "reports": reports})
         try:
             import matplotlib
 
@@ -444,15 +504,16 @@ def main():
                 ys = [reports[e]["queries"].get(n, {}).get("median_s", 0) for n in names]
                 ax.bar([i + k * width for i in range(len(names))], ys, width, label=e)
             ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names, rotation=45)
-            ax.set_ylabel("seconds (median, hot)")
+            ax.set_ylabel(f"seconds (median, {'first run, fresh process' if args.fresh else 'hot'})")
             ax.set_title(f"{suite}: {pathlib.Path(data).name}, {os.cpu_count()} cores")
             ax.legend()
             fig.tight_layout()
-            fig.savefig(out / f"{suite}.png", dpi=110)
+            fig.savefig(out / f"{suite}{'-fresh' if args.fresh else ''}.png", dpi=110)
         except ImportError:
             pass
-    (out / "results.json").write_text(json.dumps(all_reports, indent=1))
-    print(f"\nwrote {out / 'results.json'} and charts in {out}")
+    name = "results-fresh.json" if args.fresh else "results.json"
+    (out / name).write_text(json.dumps(all_reports, indent=1))
+    print(f"\nwrote {out / name} and charts in {out}")
 
 
 if __name__ == "__main__":

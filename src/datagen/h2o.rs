@@ -12,7 +12,7 @@ use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
 use super::SplitMix64;
-use crate::error::Result;
+use crate::error::{Result, SlothError};
 use crate::io::BATCH_SIZE;
 
 fn chunks(n: usize) -> Vec<(usize, usize)> {
@@ -24,7 +24,14 @@ fn chunks(n: usize) -> Vec<(usize, usize)> {
 
 /// The group-by table: `n` rows, `k` distinct values of `id1, id2, id4, id5`.
 pub fn h2o_groupby(n: usize, k: usize) -> Result<Vec<RecordBatch>> {
-    let k = k.max(1) as u64;
+    if k == 0 {
+        // db-benchmark's K is the number of distinct values of an id column:
+        // zero groups is not a table anyone benchmarks.
+        return Err(SlothError::plan(
+            "the group count must be at least 1 (db-benchmark uses 100)",
+        ));
+    }
+    let k = k as u64;
     let nk = (n as u64 / k).max(1);
     chunks(n)
         .into_par_iter()
