@@ -389,5 +389,8 @@ fn a_group_by_table_of_zero_groups_is_refused() {
     assert!(e.contains("at least 1"), "{e}");
     // One group is the smallest table: every id column has one value.
     let rows = to_rows(&h2o_groupby(100, 1).unwrap());
-    assert!(rows.iter().all(|r| r.id1 == rows[0].id1 && r.id4 == rows[0].id4));
+    assert!(
+        rows.iter()
+            .all(|r| r.id1 == rows[0].id1 && r.id4 == rows[0].id4)
+    );
 }
