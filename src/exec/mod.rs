@@ -163,6 +163,7 @@ impl ExecContext {
     /// A context that runs under `config`.
     pub fn new(config: &SessionConfig) -> Self {
         let memory = MemoryPool::new(config.memory_limit_bytes());
+        crate::io::set_memory_limit(config.memory_limit_bytes());
         ExecContext {
             metrics: Mutex::new(Vec::new()),
             fuse: true,

@@ -18,8 +18,18 @@
 //! is read (a write through another handle shows through; a truncation
 //! faults). Writers that replace files atomically, as sloth's do, never do
 //! that. `SLOTH_MMAP=0` reads files into memory instead.
+//!
+//! When the mapped files are large next to the memory limit (together more
+//! than a quarter of it, [`set_memory_limit`]), pages of a mapping that a
+//! reader is done with are handed back with [`release_read`]: they stay in
+//! the page cache, but leave the process's resident set, so the process
+//! holds the memory it computes with rather than every compressed byte it
+//! has read. Below that share they stay mapped: clean file pages are the
+//! first the kernel reclaims anyway, and reading a released page again
+//! faults it back in, a cost paid on every later read of the file.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
@@ -121,12 +131,110 @@ fn contents(path: &Path, file: &std::fs::File, len: u64) -> Result<Bytes> {
         // module doc states the assumption that the file is not truncated or
         // rewritten in place while mapped.
         if let Ok(map) = unsafe { memmap2::Mmap::map(file) } {
-            return Ok(Bytes::from_owner(map));
+            return Ok(Bytes::from_owner(Mapping::new(map)));
         }
     }
     std::fs::read(path)
         .map(Bytes::from)
         .map_err(|e| io_error(path, e))
+}
+
+/// Address ranges (start, end) of the live mappings [`contents`] made:
+/// [`release_read`] advises only memory inside one, never heap memory
+/// (where `MADV_DONTNEED` would zero live data).
+static MAPPED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Mapped bytes past which [`release_read`] hands pages back: a quarter of
+/// the last query's memory limit.
+static RELEASE_ABOVE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Sets the memory limit that decides whether read pages are handed back
+/// (module doc). One value for the process, as the mappings are; the
+/// executor sets it from each query's limit.
+pub(crate) fn set_memory_limit(bytes: u64) {
+    let quarter = usize::try_from(bytes / 4).unwrap_or(usize::MAX);
+    RELEASE_ABOVE.store(quarter, Ordering::Relaxed);
+}
+
+/// A file mapping that is listed in [`MAPPED`] while it lives.
+struct Mapping(memmap2::Mmap);
+
+impl Mapping {
+    fn new(map: memmap2::Mmap) -> Self {
+        let start = map.as_ptr() as usize;
+        let mut mapped = MAPPED.lock().unwrap_or_else(PoisonError::into_inner);
+        mapped.push((start, start + map.len()));
+        Mapping(map)
+    }
+}
+
+impl AsRef<[u8]> for Mapping {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // Unlisted before the memory is unmapped (when the field drops), so
+        // no lookup can find a range that is no longer this file's.
+        let start = self.0.as_ptr() as usize;
+        let mut mapped = MAPPED.lock().unwrap_or_else(PoisonError::into_inner);
+        mapped.retain(|&(s, _)| s != start);
+    }
+}
+
+/// Hands the whole memory pages inside `read` back to the kernel, when
+/// `read` lies in a file mapping of this module (anything else is left
+/// alone) and the mappings hold more than the share of the memory limit
+/// that the module doc names. The contents do not change: the pages stay in the page cache
+/// and a later read of them faults them back in, so this is only ever a
+/// cost, never a different answer; readers call it on byte ranges they
+/// have finished decoding. The caller holds `read`, so the mapping it lies
+/// in is alive.
+pub(crate) fn release_read(read: &[u8]) {
+    #[cfg(unix)]
+    {
+        let page = page_size();
+        let (start, end) = (read.as_ptr() as usize, read.as_ptr() as usize + read.len());
+        // Whole pages only: the partial ones at the edges may hold bytes
+        // another reader is about to use.
+        let (first, last) = (start.div_ceil(page) * page, end / page * page);
+        if last <= first {
+            return;
+        }
+        let mapped = MAPPED.lock().unwrap_or_else(PoisonError::into_inner);
+        let total: usize = mapped.iter().map(|&(s, e)| e - s).sum();
+        if total <= RELEASE_ABOVE.load(Ordering::Relaxed)
+            || !mapped.iter().any(|&(s, e)| s <= start && end <= e)
+        {
+            return;
+        }
+        drop(mapped);
+        // SAFETY: [first, last) lies inside a live, read-only, shared file
+        // mapping (checked above; the caller's borrow keeps it mapped), which
+        // no one writes, so it holds no private copies: MADV_DONTNEED only
+        // drops the process's references to page cache pages, which are
+        // read back unchanged on the next access.
+        unsafe {
+            libc::madvise(
+                first as *mut libc::c_void,
+                last - first,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = read;
+}
+
+#[cfg(unix)]
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| {
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+    })
 }
 
 #[cfg(test)]
@@ -160,6 +268,29 @@ mod tests {
         std::fs::remove_file(&a).unwrap();
         cache.get(&b).unwrap();
         assert_eq!(cache.entries.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn released_pages_read_back_unchanged_and_heap_memory_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let cache: FileCache<()> = FileCache::new();
+        let file = cache.get(&path).unwrap();
+        assert_eq!(&file.bytes[..], &data[..]);
+        set_memory_limit(1 << 20);
+        release_read(&file.bytes[100..900_000]);
+        assert_eq!(&file.bytes[..], &data[..]);
+        // Memory that is not a mapping keeps its contents.
+        let heap = data.clone();
+        release_read(&heap);
+        assert_eq!(heap, data);
+        // A dropped mapping is unlisted.
+        let start = file.bytes.as_ptr() as usize;
+        drop(file);
+        drop(cache);
+        assert!(!MAPPED.lock().unwrap().iter().any(|&(s, _)| s == start));
     }
 
     #[test]

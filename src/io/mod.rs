@@ -33,6 +33,7 @@ pub use self::filter::{
 pub use self::parquet::{
     DictCodes, Dictionary, ParquetScanMetrics, RowGroupUnit, SharedPages, row_group_may_match,
 };
+pub(crate) use file_cache::set_memory_limit;
 pub(crate) use partitioned::OutputSink;
 pub use partitioned::PartitionedSink;
 pub use sink::{

@@ -31,6 +31,7 @@
 
 use std::cell::RefCell;
 use std::io::Cursor;
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -64,13 +65,7 @@ impl Pages {
             Compression::ZSTD(_) => Some(Codec::Zstd),
             _ => None,
         };
-        let (start, len) = chunk.byte_range();
-        let range = usize::try_from(start)
-            .ok()
-            .zip(usize::try_from(len).ok())
-            .and_then(|(s, l)| Some(s..s.checked_add(l)?))
-            .filter(|r| r.end <= file.len());
-        match (codec, range) {
+        match (codec, chunk_range(file, chunk)) {
             (Some(codec), Some(range)) => Ok(Pages::Own(ChunkPages {
                 file: file.clone(),
                 pos: range.start,
@@ -89,6 +84,17 @@ impl Pages {
             )?))),
         }
     }
+}
+
+/// Where `chunk` lies in `file`; `None` where the footer says it lies
+/// outside.
+pub(super) fn chunk_range(file: &Bytes, chunk: &ColumnChunkMetaData) -> Option<Range<usize>> {
+    let (start, len) = chunk.byte_range();
+    usize::try_from(start)
+        .ok()
+        .zip(usize::try_from(len).ok())
+        .and_then(|(s, l)| Some(s..s.checked_add(l)?))
+        .filter(|r| r.end <= file.len())
 }
 
 impl Iterator for Pages {
