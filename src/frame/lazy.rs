@@ -14,7 +14,7 @@ use crate::frame::DataFrame;
 use crate::io::{CsvOptions, FileFormat, OutputSink, ScanSource, WriteOptions};
 use crate::optimizer::optimize;
 use crate::physical::planner::create_physical_plan;
-use crate::plan::{JoinType, LogicalPlan, Scan, SortKey};
+use crate::plan::{Join, JoinType, LogicalPlan, Scan, SortKey};
 
 /// A lazily evaluated query. Every method returns a new frame; nothing runs
 /// until [`LazyFrame::collect`] (or a sink).
@@ -310,14 +310,14 @@ impl LazyFrame {
     ) -> Self {
         let left_on: Vec<Expr> = left_on.into_iter().collect();
         let right_on: Vec<Expr> = right_on.into_iter().collect();
-        let joined = self.then(LogicalPlan::Join {
+        let joined = self.then(LogicalPlan::Join(Join {
             left: self.plan.clone(),
             right: other.plan.clone(),
             left_on: left_on.clone(),
             right_on: right_on.clone(),
             how,
             filter: None,
-        });
+        }));
         if !how.outputs_right() || how == JoinType::Full {
             return joined;
         }

@@ -32,7 +32,7 @@ pub fn placement(plan: &LogicalPlan, device: Device) -> Result<Vec<String>> {
 fn visit(plan: &LogicalPlan, device: Device, lines: &mut Vec<String>) -> Result<()> {
     if matches!(
         plan,
-        LogicalPlan::Aggregate { .. } | LogicalPlan::Join { .. } | LogicalPlan::Distinct { .. }
+        LogicalPlan::Aggregate { .. } | LogicalPlan::Join(_) | LogicalPlan::Distinct { .. }
     ) {
         let physical = create_physical_plan(plan)?;
         if matches!(

@@ -41,7 +41,7 @@ use super::{ApplyOrder, OptimizerRule, column_names, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::estimate;
-use crate::plan::{JoinType, LogicalPlan, Transformed};
+use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
 
 /// The reducing side must be estimated at most this fraction of its
 /// unfiltered relation: a filter must have dropped keys.
@@ -59,25 +59,18 @@ impl OptimizerRule for AggregateSemiJoin {
     }
     fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         {
-            let LogicalPlan::Join {
+            let LogicalPlan::Join(join) = &node else {
+                return Ok(Transformed::no(node));
+            };
+            let Join {
                 left,
                 right,
                 left_on,
                 right_on,
                 how,
-                filter,
-            } = &node
-            else {
-                return Ok(Transformed::no(node));
-            };
-            let rebuilt = |left: Arc<LogicalPlan>, right: Arc<LogicalPlan>| LogicalPlan::Join {
-                left,
-                right,
-                left_on: left_on.clone(),
-                right_on: right_on.clone(),
-                how: *how,
-                filter: filter.clone(),
-            };
+                ..
+            } = join;
+            let rebuilt = |left, right| LogicalPlan::Join(join.with_inputs(left, right));
             if matches!(how, JoinType::Inner | JoinType::Semi)
                 && let Some(r) = reduce(right, right_on, left, left_on)?
             {
@@ -155,14 +148,14 @@ fn reduce(
         return Ok(None);
     }
     let reduced = LogicalPlan::Aggregate {
-        input: Arc::new(LogicalPlan::Join {
+        input: Arc::new(LogicalPlan::Join(Join {
             left: input.clone(),
             right: other.clone(),
             left_on: input_keys,
             right_on: other_keys,
             how: JoinType::Semi,
             filter: None,
-        }),
+        })),
         keys: keys.clone(),
         aggs: aggs.clone(),
     };
@@ -179,12 +172,12 @@ fn reduce(
 /// `plan`, down through projections, filters and the inputs of joins.
 fn reduced_by(plan: &LogicalPlan, reducer_keys: &[Expr]) -> bool {
     match plan {
-        LogicalPlan::Join {
+        LogicalPlan::Join(Join {
             how: JoinType::Semi,
             right_on,
             ..
-        } if right_on == reducer_keys => true,
-        LogicalPlan::Join { left, right, .. } => {
+        }) if right_on == reducer_keys => true,
+        LogicalPlan::Join(Join { left, right, .. }) => {
             reduced_by(left, reducer_keys) || reduced_by(right, reducer_keys)
         }
         LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
@@ -220,14 +213,14 @@ fn key_owners(
                 out.extend(key_owners(input, cols(below))?);
             }
         }
-        LogicalPlan::Join {
+        LogicalPlan::Join(Join {
             left,
             right,
             left_on,
             right_on,
             how,
             ..
-        } => {
+        }) => {
             let (ls, rs) = (left.schema()?, right.schema()?);
             // Right columns keep their names unless the left has them too.
             let in_left = names.iter().all(|n| ls.index_of(n).is_ok());

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{AggFunc, Expr, col, count_star};
-use crate::plan::{JoinType, LogicalPlan, Transformed};
+use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct CrossJoinCount;
@@ -47,14 +47,14 @@ impl OptimizerRule for CrossJoinCount {
         let LogicalPlan::Aggregate { input, keys, aggs } = &node else {
             return Ok(Transformed::no(node));
         };
-        let LogicalPlan::Join {
+        let LogicalPlan::Join(Join {
             left,
             right,
             left_on,
             how: JoinType::Cross | JoinType::Inner,
             filter: None,
             ..
-        } = input.as_ref()
+        }) = input.as_ref()
         else {
             return Ok(Transformed::no(node));
         };
@@ -81,14 +81,14 @@ impl OptimizerRule for CrossJoinCount {
                 aggs: vec![count_star().alias(name)],
             })
         };
-        let pairs = LogicalPlan::Join {
+        let pairs = LogicalPlan::Join(Join {
             left: count(left, LEFT),
             right: count(right, RIGHT),
             left_on: vec![],
             right_on: vec![],
             how: JoinType::Cross,
             filter: None,
-        };
+        });
         let schema = node.schema()?;
         let exprs = schema
             .fields()

@@ -46,7 +46,7 @@ use crate::error::Result;
 use crate::expr::{AggFunc, Expr, col, lit};
 use crate::functions;
 use crate::plan::cardinality::{distinct_bound, estimate};
-use crate::plan::{JoinType, LogicalPlan, Transformed};
+use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
 
 /// The right side's keys must be estimated to have at most this many
 /// distinct values per right row.
@@ -87,14 +87,16 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         }
         _ => input,
     };
-    let LogicalPlan::Join {
-        left,
-        right,
-        left_on,
-        right_on,
-        how: how @ (JoinType::Inner | JoinType::Left),
-        filter: None,
-    } = join.as_ref()
+    let LogicalPlan::Join(
+        join @ Join {
+            left,
+            right,
+            right_on,
+            how: JoinType::Inner | JoinType::Left,
+            filter: None,
+            ..
+        },
+    ) = join.as_ref()
     else {
         return Ok(None);
     };
@@ -170,7 +172,7 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
             // A left join's unmatched row has no partial: it counts 0
             // non-null right values, and 1 row.
             let unmatched = |n: i64| Expr::Function(functions::COALESCE, vec![p.clone(), lit(n)]);
-            match (func, how) {
+            match (func, join.how) {
                 (AggFunc::Count, JoinType::Left) => agg(AggFunc::Sum, unmatched(0)),
                 (AggFunc::CountStar, JoinType::Left) => agg(AggFunc::Sum, unmatched(1)),
                 (AggFunc::Count | AggFunc::CountStar, _) => agg(AggFunc::Sum, p),
@@ -180,14 +182,9 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         })
         .collect();
     Ok(Some(LogicalPlan::Aggregate {
-        input: Arc::new(LogicalPlan::Join {
-            left: left.clone(),
-            right: Arc::new(partials),
-            left_on: left_on.clone(),
-            right_on: right_on.clone(),
-            how: *how,
-            filter: None,
-        }),
+        input: Arc::new(LogicalPlan::Join(
+            join.with_inputs(left.clone(), Arc::new(partials)),
+        )),
         keys: keys.clone(),
         aggs: finals,
     }))

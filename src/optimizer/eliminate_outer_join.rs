@@ -23,7 +23,7 @@ use std::sync::Arc;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, Operator};
-use crate::plan::{JoinType, LogicalPlan, Transformed, join_schema};
+use crate::plan::{Join, JoinType, LogicalPlan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct EliminateOuterJoin;
@@ -40,17 +40,12 @@ impl OptimizerRule for EliminateOuterJoin {
             let LogicalPlan::Filter { input, predicate } = &node else {
                 return Ok(Transformed::no(node));
             };
-            let LogicalPlan::Join {
-                left,
-                right,
-                left_on,
-                right_on,
-                how,
-                filter,
-            } = input.as_ref()
-            else {
+            let LogicalPlan::Join(join) = input.as_ref() else {
                 return Ok(Transformed::no(node));
             };
+            let Join {
+                left, right, how, ..
+            } = join;
             if !matches!(how, JoinType::Left | JoinType::Right | JoinType::Full) {
                 return Ok(Transformed::no(node));
             }
@@ -72,14 +67,10 @@ impl OptimizerRule for EliminateOuterJoin {
                 _ => return Ok(Transformed::no(node)),
             };
             Ok(Transformed::yes(LogicalPlan::Filter {
-                input: Arc::new(LogicalPlan::Join {
-                    left: left.clone(),
-                    right: right.clone(),
-                    left_on: left_on.clone(),
-                    right_on: right_on.clone(),
+                input: Arc::new(LogicalPlan::Join(Join {
                     how: new_how,
-                    filter: filter.clone(),
-                }),
+                    ..join.clone()
+                })),
                 predicate: predicate.clone(),
             }))
         }

@@ -31,7 +31,7 @@ use super::projection_pushdown::Pruner;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::{JoinType, LogicalPlan, Transformed};
+use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct JoinOutputPruning;
@@ -56,10 +56,10 @@ impl OptimizerRule for JoinOutputPruning {
 pub(super) fn narrow(join: LogicalPlan, needed: &BTreeSet<String>) -> Result<LogicalPlan> {
     if matches!(
         join,
-        LogicalPlan::Join {
+        LogicalPlan::Join(Join {
             how: JoinType::Cross,
             ..
-        }
+        })
     ) {
         return Ok(join);
     }

@@ -35,7 +35,7 @@ use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::{Estimate, distinct_bound, estimate, join_rows};
-use crate::plan::{JoinType, LogicalPlan, Transformed};
+use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct JoinReorder;
@@ -57,7 +57,7 @@ impl OptimizerRule for JoinReorder {
 }
 
 fn is_region_join(plan: &LogicalPlan) -> bool {
-    matches!(plan, LogicalPlan::Join { how: JoinType::Inner, filter: None, left_on, right_on, .. }
+    matches!(plan, LogicalPlan::Join(Join { how: JoinType::Inner, filter: None, left_on, right_on, .. })
         if !left_on.is_empty()
             && left_on.iter().chain(right_on).all(|k| matches!(k, Expr::Column(_))))
 }
@@ -136,13 +136,13 @@ struct Region {
 impl Region {
     fn collect(&mut self, plan: &LogicalPlan) -> Result<()> {
         match plan {
-            LogicalPlan::Join {
+            LogicalPlan::Join(Join {
                 left,
                 right,
                 left_on,
                 right_on,
                 ..
-            } if is_region_join(plan) => {
+            }) if is_region_join(plan) => {
                 for side in [left, right] {
                     if is_region_join(side) {
                         self.collect(side)?;
@@ -190,15 +190,7 @@ fn rebuild<'a>(
     plan: &LogicalPlan,
     leaves: &mut impl Iterator<Item = &'a Arc<LogicalPlan>>,
 ) -> LogicalPlan {
-    let LogicalPlan::Join {
-        left,
-        right,
-        left_on,
-        right_on,
-        how,
-        filter,
-    } = plan
-    else {
+    let LogicalPlan::Join(join) = plan else {
         unreachable!("rebuild walks region joins")
     };
     let mut side = |s: &Arc<LogicalPlan>| {
@@ -208,15 +200,8 @@ fn rebuild<'a>(
             leaves.next().expect("one leaf per input").clone()
         }
     };
-    let (l, r) = (side(left), side(right));
-    LogicalPlan::Join {
-        left: l,
-        right: r,
-        left_on: left_on.clone(),
-        right_on: right_on.clone(),
-        how: *how,
-        filter: filter.clone(),
-    }
+    let left = side(&join.left);
+    LogicalPlan::Join(join.with_inputs(left, side(&join.right)))
 }
 
 struct Edge {
@@ -354,7 +339,7 @@ fn cost_as_written(plan: &LogicalPlan, stats: &[Estimate], edges: &[Edge]) -> f6
             *next_leaf += 1;
             return (1 << i, stats[i].rows, 0.0);
         }
-        let LogicalPlan::Join { left, right, .. } = plan else {
+        let LogicalPlan::Join(Join { left, right, .. }) = plan else {
             unreachable!()
         };
         let (ls, lrows, lcost) = walk(left, next_leaf, stats, edges);
@@ -440,14 +425,14 @@ fn build(order: &[usize], leaves: &[Arc<LogicalPlan>], edges: &[Edge]) -> Logica
         } else {
             JoinType::Inner
         };
-        tree = LogicalPlan::Join {
+        tree = LogicalPlan::Join(Join {
             left: Arc::new(tree),
             right: leaves[leaf].clone(),
             left_on,
             right_on,
             how,
             filter: None,
-        };
+        });
         joined.insert(leaf);
     }
     tree

@@ -41,7 +41,7 @@ use super::simplify_expressions::fold;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, Operator, ScalarValue, col};
-use crate::plan::{JoinType, LogicalPlan, Scan, Transformed, join_schema};
+use crate::plan::{Join, JoinType, LogicalPlan, Scan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct PredicatePushdown;
@@ -202,14 +202,7 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
             };
             wrap(agg, up)
         }
-        LogicalPlan::Join {
-            left,
-            right,
-            left_on,
-            right_on,
-            how,
-            filter,
-        } => push_join(left, right, (left_on, right_on), *how, filter, preds)?,
+        LogicalPlan::Join(join) => push_join(join, preds)?,
         // Slice, Distinct: a barrier. Optimize below with nothing pushed.
         other => {
             let inputs = other
@@ -222,14 +215,15 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
     })
 }
 
-fn push_join(
-    left: &Arc<LogicalPlan>,
-    right: &Arc<LogicalPlan>,
-    (left_on, right_on): (&[Expr], &[Expr]),
-    how: JoinType,
-    filter: &Option<Expr>,
-    preds: Vec<Expr>,
-) -> Result<LogicalPlan> {
+fn push_join(join: &Join, preds: Vec<Expr>) -> Result<LogicalPlan> {
+    let Join {
+        left,
+        right,
+        how,
+        filter,
+        ..
+    } = join;
+    let how = *how;
     let (ls, rs) = (left.schema()?, right.schema()?);
     let out = join_schema(&ls, &rs, how);
     let n_left = ls.fields().len();
@@ -258,7 +252,7 @@ fn push_join(
     let mut to_l = Vec::new();
     let mut to_r = Vec::new();
     let mut keep = Vec::new();
-    let (mut left_on, mut right_on) = (left_on.to_vec(), right_on.to_vec());
+    let (mut left_on, mut right_on) = (join.left_on.clone(), join.right_on.clone());
     let mut how = how;
     for p in preds {
         let cols = p.columns();
@@ -332,14 +326,14 @@ fn push_join(
     );
     to_r.extend(to_l_more);
     to_l.extend(to_r_more);
-    let join = LogicalPlan::Join {
+    let join = LogicalPlan::Join(Join {
         left: Arc::new(push(left, to_l)?),
         right: Arc::new(push(right, to_r)?),
         left_on,
         right_on,
         how,
         filter: filter.clone(),
-    };
+    });
     Ok(wrap(join, keep))
 }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::{JoinType, LogicalPlan, Scan, Transformed, join_schema};
+use crate::plan::{Join, JoinType, LogicalPlan, Scan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct ProjectionPushdown;
@@ -153,14 +153,15 @@ impl Pruner {
                     aggs: kept,
                 }
             }
-            LogicalPlan::Join {
-                left,
-                right,
-                left_on,
-                right_on,
-                how,
-                filter,
-            } => {
+            LogicalPlan::Join(join) => {
+                let Join {
+                    left,
+                    right,
+                    left_on,
+                    right_on,
+                    how,
+                    filter,
+                } = join;
                 let (ls, rs) = (left.schema()?, right.schema()?);
                 // The pair layout: all left columns, then all right ones (as in
                 // an inner join); outputs and the join filter are named in it.
@@ -202,14 +203,10 @@ impl Pruner {
                 } else {
                     (Some(lneed), Some(rneed))
                 };
-                let join = LogicalPlan::Join {
-                    left: Arc::new(self.prune(left, lneed)?),
-                    right: Arc::new(self.prune(right, rneed)?),
-                    left_on: left_on.to_vec(),
-                    right_on: right_on.to_vec(),
-                    how: *how,
-                    filter: filter.clone(),
-                };
+                let join = LogicalPlan::Join(join.with_inputs(
+                    Arc::new(self.prune(left, lneed)?),
+                    Arc::new(self.prune(right, rneed)?),
+                ));
                 match &needed {
                     Some(needed) if self.join_outputs => {
                         super::join_output_pruning::narrow(join, needed)?

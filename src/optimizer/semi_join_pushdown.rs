@@ -28,7 +28,7 @@ use super::{ApplyOrder, OptimizerRule, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::{estimate, join_rows};
-use crate::plan::{JoinType, LogicalPlan, Transformed, join_schema};
+use crate::plan::{Join, JoinType, LogicalPlan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct SemiJoinPushdown;
@@ -42,14 +42,14 @@ impl OptimizerRule for SemiJoinPushdown {
     }
     fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         let pushed = match &node {
-            LogicalPlan::Join {
+            LogicalPlan::Join(Join {
                 left,
                 right,
                 left_on,
                 right_on,
                 how: how @ (JoinType::Semi | JoinType::Anti),
                 filter: None,
-            } => push(left, right, left_on, right_on, *how)?,
+            }) => push(left, right, left_on, right_on, *how)?,
             _ => None,
         };
         Ok(match pushed {
@@ -91,17 +91,15 @@ fn push(
             }
         }));
     }
-    let LogicalPlan::Join {
-        left,
-        right,
-        left_on,
-        right_on,
-        how: inner_how,
-        filter,
-    } = input.as_ref()
-    else {
+    let LogicalPlan::Join(inner) = input.as_ref() else {
         return Ok(None);
     };
+    let Join {
+        left,
+        right,
+        how: inner_how,
+        ..
+    } = inner;
     let (ls, rs) = (left.schema()?, right.schema()?);
     let out = join_schema(&ls, &rs, *inner_how);
     let n_left = ls.fields().len();
@@ -145,27 +143,22 @@ fn push(
         .iter()
         .map(|&p| col(side_schema.field(p - offset).name().as_str()))
         .collect();
-    let filtered = Arc::new(LogicalPlan::Join {
+    let filtered = Arc::new(LogicalPlan::Join(Join {
         left: side.clone(),
         right: sub.clone(),
         left_on: side_keys,
         right_on: sub_keys.to_vec(),
         how,
         filter: None,
-    });
+    }));
     let (new_left, new_right) = if into_left {
         (filtered, right.clone())
     } else {
         (left.clone(), filtered)
     };
-    Ok(Some(LogicalPlan::Join {
-        left: new_left,
-        right: new_right,
-        left_on: left_on.clone(),
-        right_on: right_on.clone(),
-        how: *inner_how,
-        filter: filter.clone(),
-    }))
+    Ok(Some(LogicalPlan::Join(
+        inner.with_inputs(new_left, new_right),
+    )))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::error::{Result, SlothError};
 use crate::expr::{Expr, WindowFunc, common_type};
 use crate::expr::{agg_output_type, window_output_type};
 use crate::physical_expr::PhysicalExpr;
-use crate::plan::{JoinType, LogicalPlan, Scan, join_schema};
+use crate::plan::{Join, JoinType, LogicalPlan, Scan, join_schema};
 
 /// `k` when `predicate` over `input` keeps only rows with
 /// `row_number() <= k` of the last window function `input` computes (the
@@ -74,27 +74,14 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
         LogicalPlan::Project { input, exprs } => plan_project(input, exprs, schema),
         LogicalPlan::Aggregate { input, keys, aggs } => plan_aggregate(input, keys, aggs, schema),
         LogicalPlan::Distinct { input } => plan_distinct(input, schema),
-        LogicalPlan::Join {
+        LogicalPlan::Join(Join {
             left,
             right,
             how: JoinType::Cross,
             filter,
             ..
-        } => plan_cross_join(left, right, filter.as_ref(), schema),
-        LogicalPlan::Join {
-            left,
-            right,
-            left_on,
-            right_on,
-            how,
-            filter,
-        } => plan_hash_join(
-            (left, right),
-            (left_on, right_on),
-            *how,
-            filter.as_ref(),
-            schema,
-        ),
+        }) => plan_cross_join(left, right, filter.as_ref(), schema),
+        LogicalPlan::Join(join) => plan_hash_join(join, schema),
         LogicalPlan::Window { input, exprs } => plan_window(input, exprs),
         LogicalPlan::Sort { input, by } => sort(input, by, None),
         LogicalPlan::Slice { input, offset, len } => plan_slice(input, *offset, *len),
@@ -267,21 +254,20 @@ fn plan_cross_join(
 
 /// A hash join: keys cast to their common type, the pair filter compiled
 /// against the inner join's columns.
-fn plan_hash_join(
-    (left, right): (&LogicalPlan, &LogicalPlan),
-    (left_on, right_on): (&[Expr], &[Expr]),
-    how: JoinType,
-    filter: Option<&Expr>,
-    schema: SchemaRef,
-) -> Result<PhysicalPlan> {
+fn plan_hash_join(join: &Join, schema: SchemaRef) -> Result<PhysicalPlan> {
+    let Join {
+        left, right, how, ..
+    } = join;
     let (ls, rs) = (left.schema()?, right.schema()?);
     let pair = join_schema(&ls, &rs, JoinType::Inner);
-    let filter = filter
+    let filter = join
+        .filter
+        .as_ref()
         .map(|f| PhysicalExpr::compile(f, &pair))
         .transpose()?;
     let mut left_keys = Vec::new();
     let mut right_keys = Vec::new();
-    for (l, r) in left_on.iter().zip(right_on) {
+    for (l, r) in join.keys() {
         let l = PhysicalExpr::compile(l, &ls)?;
         let r = PhysicalExpr::compile(r, &rs)?;
         let t = common_type(&l.data_type, &r.data_type).ok_or_else(|| {
@@ -298,7 +284,7 @@ fn plan_hash_join(
         right: Box::new(create_physical_plan(right)?),
         left_keys,
         right_keys,
-        how,
+        how: *how,
         build_side: BuildSide::Smaller,
         filter,
         output: None,

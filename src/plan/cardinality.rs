@@ -9,7 +9,7 @@
 //! rows are the key's distinct values. Estimates only rank alternatives;
 //! they never change results.
 
-use super::{JoinType, LogicalPlan};
+use super::{Join, JoinType, LogicalPlan};
 use crate::expr::{Expr, Operator, ScalarValue};
 
 /// Rows assumed for a source whose size is unknown without reading it.
@@ -72,9 +72,9 @@ pub fn estimate(plan: &LogicalPlan) -> Estimate {
             let rows = inputs.iter().map(|i| estimate(i).rows).sum();
             Estimate { rows, base: rows }
         }
-        LogicalPlan::Join {
+        LogicalPlan::Join(Join {
             left, right, how, ..
-        } => {
+        }) => {
             let (l, r) = (estimate(left), estimate(right));
             let rows = match how {
                 JoinType::Inner => join_rows(l.rows, r.rows, l.base.min(r.base)),
@@ -107,7 +107,7 @@ pub fn distinct_bound(plan: &LogicalPlan, column: &str) -> Option<f64> {
         | LogicalPlan::Aggregate {
             input, keys: exprs, ..
         } => distinct_bound(input, super::column_passed_on(exprs, column)?),
-        LogicalPlan::Join { left, right, .. } => {
+        LogicalPlan::Join(Join { left, right, .. }) => {
             let in_left = left.schema().ok()?.index_of(column).is_ok();
             distinct_bound(if in_left { left } else { right }, column)
         }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{JoinType, LogicalPlan};
+use super::{Join, JoinType, LogicalPlan};
 
 fn list(exprs: &[crate::expr::Expr]) -> String {
     exprs
@@ -33,13 +33,13 @@ impl LogicalPlan {
             LogicalPlan::Aggregate { keys, aggs, .. } => {
                 write!(f, "Aggregate keys=[{}] aggs=[{}]", list(keys), list(aggs))
             }
-            LogicalPlan::Join {
+            LogicalPlan::Join(Join {
                 left_on,
                 right_on,
                 how,
                 filter,
                 ..
-            } => {
+            }) => {
                 if *how == JoinType::Cross {
                     return write!(f, "CrossJoin");
                 }

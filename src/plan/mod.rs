@@ -106,6 +106,86 @@ impl Scan {
     }
 }
 
+/// A join of two inputs: an equi-join on pairs of key expressions (none
+/// for a cross join), of a kind, with an optional condition on each pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    /// Left input.
+    pub left: Arc<LogicalPlan>,
+    /// Right input.
+    pub right: Arc<LogicalPlan>,
+    /// Left key expressions.
+    pub left_on: Vec<Expr>,
+    /// Right key expressions, pairwise equal to `left_on`.
+    pub right_on: Vec<Expr>,
+    /// Join kind.
+    pub how: JoinType,
+    /// Extra condition on each matching pair, over the columns of both
+    /// sides (named as in an inner join's output). A pair counts as a
+    /// match only if it holds: this is how `EXISTS` subqueries with
+    /// non-equality correlation (TPC-H Q21) are joined.
+    pub filter: Option<Expr>,
+}
+
+impl Join {
+    /// The same join (keys, kind and filter) over other inputs: what a
+    /// rewrite of the inputs builds.
+    pub fn with_inputs(&self, left: Arc<LogicalPlan>, right: Arc<LogicalPlan>) -> Join {
+        Join {
+            left,
+            right,
+            left_on: self.left_on.clone(),
+            right_on: self.right_on.clone(),
+            how: self.how,
+            filter: self.filter.clone(),
+        }
+    }
+
+    /// The schema of the join's output ([`join_schema`]).
+    pub fn schema(&self) -> Result<SchemaRef> {
+        Ok(join_schema(
+            &*self.left.schema()?,
+            &*self.right.schema()?,
+            self.how,
+        ))
+    }
+
+    /// The key pairs, left with right.
+    pub fn keys(&self) -> impl Iterator<Item = (&Expr, &Expr)> {
+        self.left_on.iter().zip(&self.right_on)
+    }
+    /// Checks that the filter is Boolean and the keys pair up and compare.
+    fn validate(&self) -> Result<()> {
+        let (ls, rs) = (self.left.schema()?, self.right.schema()?);
+        if let Some(f) = &self.filter {
+            let pair = join_schema(&ls, &rs, JoinType::Inner);
+            let t = expr_field(f, &pair)?.data_type().clone();
+            if t != arrow::datatypes::DataType::Boolean {
+                return Err(SlothError::types(format!(
+                    "join filter {f} is {t}, not Boolean"
+                )));
+            }
+        }
+        if self.left_on.len() != self.right_on.len() {
+            return Err(SlothError::plan(format!(
+                "join has {} left keys but {} right keys",
+                self.left_on.len(),
+                self.right_on.len()
+            )));
+        }
+        for (l, r) in self.keys() {
+            let lt = expr_field(l, &ls)?.data_type().clone();
+            let rt = expr_field(r, &rs)?.data_type().clone();
+            if crate::expr::common_type(&lt, &rt).is_none() {
+                return Err(SlothError::types(format!(
+                    "join keys {l} ({lt}) and {r} ({rt}) cannot be compared"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A node of the logical plan.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogicalPlan {
@@ -135,23 +215,7 @@ pub enum LogicalPlan {
         aggs: Vec<Expr>,
     },
     /// Equi-join (or cross join when the key lists are empty).
-    Join {
-        /// Left input.
-        left: Arc<LogicalPlan>,
-        /// Right input.
-        right: Arc<LogicalPlan>,
-        /// Left key expressions.
-        left_on: Vec<Expr>,
-        /// Right key expressions, pairwise equal to `left_on`.
-        right_on: Vec<Expr>,
-        /// Join kind.
-        how: JoinType,
-        /// Extra condition on each matching pair, over the columns of both
-        /// sides (named as in an inner join's output). A pair counts as a
-        /// match only if it holds: this is how `EXISTS` subqueries with
-        /// non-equality correlation (TPC-H Q21) are joined.
-        filter: Option<Expr>,
-    },
+    Join(Join),
     /// Order rows.
     Sort {
         /// Input.
@@ -233,9 +297,7 @@ impl LogicalPlan {
                 check_unique(&fields)?;
                 Arc::new(Schema::new(fields))
             }
-            LogicalPlan::Join {
-                left, right, how, ..
-            } => join_schema(&*left.schema()?, &*right.schema()?, *how),
+            LogicalPlan::Join(join) => join.schema()?,
             LogicalPlan::Window { input, exprs } => {
                 let s = input.schema()?;
                 let mut fields: Vec<Field> =
@@ -269,7 +331,7 @@ impl LogicalPlan {
             | LogicalPlan::Slice { input, .. }
             | LogicalPlan::Distinct { input }
             | LogicalPlan::Window { input, .. } => vec![input],
-            LogicalPlan::Join { left, right, .. } => vec![left, right],
+            LogicalPlan::Join(Join { left, right, .. }) => vec![left, right],
             LogicalPlan::Union { inputs } => inputs.iter().collect(),
         }
     }
@@ -306,23 +368,9 @@ impl LogicalPlan {
                 input: next(),
                 exprs: exprs.clone(),
             },
-            LogicalPlan::Join {
-                left_on,
-                right_on,
-                how,
-                filter,
-                ..
-            } => {
+            LogicalPlan::Join(join) => {
                 let left = next();
-                let right = next();
-                LogicalPlan::Join {
-                    left,
-                    right,
-                    left_on: left_on.clone(),
-                    right_on: right_on.clone(),
-                    how: *how,
-                    filter: filter.clone(),
-                }
+                LogicalPlan::Join(join.with_inputs(left, next()))
             }
             LogicalPlan::Union { .. } => LogicalPlan::Union { inputs: new },
         }
@@ -378,41 +426,7 @@ impl LogicalPlan {
                     expr_field(&k.expr, &s)?;
                 }
             }
-            LogicalPlan::Join {
-                left,
-                right,
-                left_on,
-                right_on,
-                filter,
-                ..
-            } => {
-                if let Some(f) = filter {
-                    let pair = join_schema(&*left.schema()?, &*right.schema()?, JoinType::Inner);
-                    let t = expr_field(f, &pair)?.data_type().clone();
-                    if t != arrow::datatypes::DataType::Boolean {
-                        return Err(SlothError::types(format!(
-                            "join filter {f} is {t}, not Boolean"
-                        )));
-                    }
-                }
-                if left_on.len() != right_on.len() {
-                    return Err(SlothError::plan(format!(
-                        "join has {} left keys but {} right keys",
-                        left_on.len(),
-                        right_on.len()
-                    )));
-                }
-                let (ls, rs) = (left.schema()?, right.schema()?);
-                for (l, r) in left_on.iter().zip(right_on) {
-                    let lt = expr_field(l, &ls)?.data_type().clone();
-                    let rt = expr_field(r, &rs)?.data_type().clone();
-                    if crate::expr::common_type(&lt, &rt).is_none() {
-                        return Err(SlothError::types(format!(
-                            "join keys {l} ({lt}) and {r} ({rt}) cannot be compared"
-                        )));
-                    }
-                }
-            }
+            LogicalPlan::Join(join) => join.validate()?,
             _ => {}
         }
         Ok(())

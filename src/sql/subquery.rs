@@ -36,7 +36,7 @@ use super::planner::{QueryPlanner, Scope};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, Expr, Operator, ScalarValue, col, count_star, lit, when};
 use crate::functions;
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{Join, JoinType, LogicalPlan};
 
 /// Prefix marking a column resolved in the enclosing query.
 pub(in crate::sql) const OUTER: &str = "\u{1}";
@@ -525,14 +525,14 @@ impl SelectResolver<'_, '_> {
     /// Adds the collected joins on top of `plan`.
     pub fn apply_pending(&self, mut plan: LogicalPlan) -> LogicalPlan {
         for p in self.pending.borrow_mut().drain(..) {
-            plan = LogicalPlan::Join {
+            plan = LogicalPlan::Join(Join {
                 left: Arc::new(plan),
                 right: p.plan,
                 left_on: p.left_on,
                 right_on: p.right_on,
                 how: p.how,
                 filter: p.filter,
-            };
+            });
             if let Some(f) = p.post_filter {
                 plan = LogicalPlan::Filter {
                     input: Arc::new(plan),

@@ -22,7 +22,7 @@ use super::df_error;
 use crate::error::{Result, SlothError};
 use crate::expr::Expr;
 use crate::io::ScanSource;
-use crate::plan::{JoinType, LogicalPlan, Scan, join_schema};
+use crate::plan::{Join, JoinType, LogicalPlan, Scan, join_schema};
 
 /// Translates one plan; holds the DataFusion context whose functions the
 /// expressions call, and numbers the relations it names.
@@ -141,14 +141,7 @@ impl<'a> Translator<'a> {
                 let aggs = self.named(aggs, &sloth, &out, df.schema(), keys.len())?;
                 build(LogicalPlanBuilder::from(df).aggregate(keys, aggs))
             }
-            LogicalPlan::Join {
-                left,
-                right,
-                left_on,
-                right_on,
-                how,
-                filter,
-            } => self.join((left, right), (left_on, right_on), *how, filter.as_ref()),
+            LogicalPlan::Join(join) => self.join(join),
             LogicalPlan::Sort { input, by } => {
                 let (df, sloth) = (self.translate(input)?, input.schema()?);
                 let scope = Scope {
@@ -345,13 +338,16 @@ impl<'a> Translator<'a> {
     /// A join: each input under a relation name of its own (two inputs
     /// may have columns of one name), keys over each side, the condition
     /// over both.
-    fn join(
-        &mut self,
-        (left, right): (&LogicalPlan, &LogicalPlan),
-        (left_on, right_on): (&[Expr], &[Expr]),
-        how: JoinType,
-        filter: Option<&Expr>,
-    ) -> Result<DfPlan> {
+    fn join(&mut self, join: &Join) -> Result<DfPlan> {
+        let Join {
+            left,
+            right,
+            left_on,
+            right_on,
+            how,
+            filter,
+        } = join;
+        let (how, filter) = (*how, filter.as_ref());
         let (ls, rs) = (left.schema()?, right.schema()?);
         let l = self.translate(left)?;
         let l = build(LogicalPlanBuilder::from(l).alias(self.relation("left")))?;

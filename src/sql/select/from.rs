@@ -13,7 +13,7 @@ use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor};
 
 use crate::error::{Result, SlothError};
 use crate::expr::{Expr, Operator, col, lit};
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{Join, JoinType, LogicalPlan};
 use crate::sql::expr::convert;
 use crate::sql::planner::{QueryPlanner, Scope, ScopeColumn, ident, renamed};
 use crate::sql::table_functions::{quoted_path, table_function};
@@ -404,14 +404,14 @@ fn join_on(
             (how, Expr::conjunction(residual), None)
         }
     };
-    let j = LogicalPlan::Join {
+    let j = LogicalPlan::Join(Join {
         left,
         right,
         left_on,
         right_on,
         how,
         filter,
-    };
+    });
     Ok((Arc::new(j), above))
 }
 
