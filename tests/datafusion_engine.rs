@@ -178,6 +178,8 @@ fn every_node_and_expression_kind_translates() {
         // Windows: ranking, shifts, whole-partition and framed aggregates, values.
         "select k, x, row_number() over (partition by k order by x) as rn, \
          rank() over (order by k) as rk, dense_rank() over (order by k) as dr from t",
+        "select k, x, percent_rank() over (partition by k order by x) as pr, \
+         cume_dist() over (order by k) as cd, ntile(3) over (order by k, x) as nt from t",
         "select k, x, lag(x, 1) over (partition by k order by f) as lg, \
          lead(x, 2) over (order by f) as ld from t",
         "select k, x, sum(x) over (partition by k) as total, \

@@ -142,7 +142,8 @@ class Gen:
 
     def window(self) -> str:
         fn = self.pick(["row_number()", "rank()", "dense_rank()", "sum(w)", "count(*)", "max(w)",
-                        "lag(w)", "lead(w, 2, -1)", "first_value(w)", "last_value(v)", "nth_value(w, 2)"])
+                        "lag(w)", "lead(w, 2, -1)", "first_value(w)", "last_value(v)", "nth_value(w, 2)",
+                        "percent_rank()", "cume_dist()", "ntile(3)"])
         if self.r.random() < 0.3 and fn in ("sum(w)", "count(*)", "max(w)", "first_value(w)",
                                             "last_value(v)", "nth_value(w, 2)"):
             lo, hi = self.r.randint(0, 3), self.r.randint(0, 3)

@@ -1,4 +1,4 @@
--- Window frames, lag/lead defaults, concat, date_trunc, LIKE ESCAPE and
+-- Window frames, lag/lead defaults, percent_rank/cume_dist/ntile, concat, date_trunc, LIKE ESCAPE and
 -- INTERSECT/EXCEPT ALL over the --make-nulls tables (nulls in every column).
 -- Expected difference: date_trunc of a date is a date in sloth and a
 -- timestamp at midnight in DuckDB (the same day).
@@ -11,6 +11,12 @@ select a, count(*) over (order by b, dt rows between unbounded preceding and unb
 select a, lag(c, 2, -1.0) over (partition by a order by b) from t where b is not null
 select a, lead(s, 1, 'none') over (partition by a order by b) from t where b is not null
 select a, b, rank() over (partition by a order by dt desc nulls first, b) from t where b is not null
+select a, b, percent_rank() over (partition by a order by dt, b) from t where b is not null
+select a, b, cume_dist() over (partition by a order by dt nulls first) from t where b is not null
+select a, b, percent_rank() over (order by a), cume_dist() over (order by a desc) from t where b is not null
+select a, b, ntile(4) over (partition by a order by b) from t where b is not null
+select a, b, ntile(7) over (order by b), ntile(50000) over (order by b) from t where b is not null
+select a, percent_rank() over (), cume_dist() over (partition by a), ntile(2) over (partition by a order by b) from t where b is not null
 select concat(s, '-', a, d) from t
 select date_trunc('month', dt) from t
 select date_trunc('week', dt) from t

@@ -10,6 +10,7 @@ mod typing;
 pub mod value;
 
 use std::fmt;
+use std::ops::Range;
 
 use arrow::datatypes::DataType;
 
@@ -318,6 +319,15 @@ pub enum WindowFunc {
     Rank,
     /// Rank without gaps (1, 1, 2).
     DenseRank,
+    /// `percent_rank()`: (rank - 1) / (partition rows - 1), 0 for a
+    /// partition of one row.
+    PercentRank,
+    /// `cume_dist()`: the fraction of the partition's rows that come before
+    /// the row or are its peers.
+    CumeDist,
+    /// `ntile(n)`: the partition cut into `n` buckets as equal as can be
+    /// (the first ones a row larger), numbered from 1.
+    Ntile(usize),
     /// `sum(x) OVER (PARTITION BY k)`: the aggregate of the row's whole
     /// partition, on every row of it.
     Aggregate(AggFunc),
@@ -413,6 +423,9 @@ impl WindowFunc {
             WindowFunc::RowNumber => "row_number",
             WindowFunc::Rank => "rank",
             WindowFunc::DenseRank => "dense_rank",
+            WindowFunc::PercentRank => "percent_rank",
+            WindowFunc::CumeDist => "cume_dist",
+            WindowFunc::Ntile(_) => "ntile",
             WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => f.name(),
             WindowFunc::Lag(_) => "lag",
             WindowFunc::Lead(_) => "lead",
@@ -420,6 +433,32 @@ impl WindowFunc {
             WindowFunc::Value(FramePick::Last, _) => "last_value",
             WindowFunc::Value(FramePick::Nth(_), _) => "nth_value",
         }
+    }
+
+    /// For `percent_rank`, `cume_dist` and `ntile`: the value of the row
+    /// at position `k` (from 0) of a partition of `size` rows, whose peers
+    /// (the rows tied with it in window order, itself included) are at
+    /// positions `peers`; `None` for every other function. ntile's bucket
+    /// number is an integer-valued f64 (exact: below 2^53).
+    pub fn distribution(&self, k: usize, size: usize, peers: Range<usize>) -> Option<f64> {
+        Some(match *self {
+            WindowFunc::PercentRank if size > 1 => peers.start as f64 / (size - 1) as f64,
+            WindowFunc::PercentRank => 0.0,
+            WindowFunc::CumeDist => peers.end as f64 / size as f64,
+            WindowFunc::Ntile(n) => {
+                // `size / n` rows a bucket, and one more in the first
+                // `size % n`.
+                let (small, larger) = (size / n, size % n);
+                let in_larger = larger * (small + 1);
+                let bucket = if k < in_larger {
+                    k / (small + 1)
+                } else {
+                    larger + (k - in_larger) / small
+                };
+                (bucket + 1) as f64
+            }
+            _ => return None,
+        })
     }
 
     /// For `lag`/`lead`: how far back (negative) or ahead the row read is.
@@ -1205,6 +1244,7 @@ impl fmt::Display for Expr {
                 }
                 let n = match func {
                     WindowFunc::Value(FramePick::Nth(n), _) => format!(", {n}"),
+                    WindowFunc::Ntile(n) => n.to_string(),
                     _ => String::new(),
                 };
                 write!(
@@ -1223,6 +1263,25 @@ impl fmt::Display for Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distribution_functions_follow_sql() {
+        // Five rows, the 2nd and 3rd tied: peers 0..1, 1..3, 3..4, 4..5.
+        let peers = [0..1, 1..3, 1..3, 3..4, 4..5];
+        let of = |f: WindowFunc| -> Vec<f64> {
+            (0..5)
+                .map(|k| f.distribution(k, 5, peers[k].clone()).unwrap())
+                .collect()
+        };
+        assert_eq!(of(WindowFunc::PercentRank), [0.0, 0.25, 0.25, 0.75, 1.0]);
+        assert_eq!(of(WindowFunc::CumeDist), [0.2, 0.6, 0.6, 0.8, 1.0]);
+        // 5 rows in 2 buckets: 3 + 2; in 3: 2 + 2 + 1; in 7: one row each.
+        assert_eq!(of(WindowFunc::Ntile(2)), [1.0, 1.0, 1.0, 2.0, 2.0]);
+        assert_eq!(of(WindowFunc::Ntile(3)), [1.0, 1.0, 2.0, 2.0, 3.0]);
+        assert_eq!(of(WindowFunc::Ntile(7)), [1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(WindowFunc::PercentRank.distribution(0, 1, 0..1), Some(0.0));
+        assert_eq!(WindowFunc::Rank.distribution(0, 1, 0..1), None);
+    }
 
     #[test]
     fn frames_are_cut_to_the_partition_and_picks_to_the_frame() {

@@ -156,12 +156,16 @@ fn op_name(op: Operator) -> String {
 }
 
 /// The output type of a window function over arguments of the given types:
-/// an aggregate's, the argument's for lag / lead, an integer for ranks.
+/// an aggregate's, the argument's for lag / lead, an integer for ranks and
+/// ntile, a float for percent_rank and cume_dist.
 pub fn window_output_type(func: WindowFunc, args: &[DataType]) -> Result<DataType> {
     match func {
         WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => agg_output_type(f, args),
         WindowFunc::Lag(_) | WindowFunc::Lead(_) | WindowFunc::Value(..) => Ok(args[0].clone()),
-        WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank => Ok(DataType::Int64),
+        WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank | WindowFunc::Ntile(_) => {
+            Ok(DataType::Int64)
+        }
+        WindowFunc::PercentRank | WindowFunc::CumeDist => Ok(DataType::Float64),
     }
 }
 

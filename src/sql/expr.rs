@@ -580,6 +580,9 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             "row_number" => Some(WindowFunc::RowNumber),
             "rank" => Some(WindowFunc::Rank),
             "dense_rank" => Some(WindowFunc::DenseRank),
+            "percent_rank" => Some(WindowFunc::PercentRank),
+            "cume_dist" => Some(WindowFunc::CumeDist),
+            "ntile" => Some(WindowFunc::Ntile(ntile_buckets(f, list, r)?)),
             _ => None,
         };
         if let Some(func) = ranking {
@@ -938,6 +941,20 @@ fn coalesce(e: Expr, otherwise: bool) -> Expr {
 
 /// `lag(x [, n])` / `lead(x [, n])`, with an ORDER BY to give the rows an
 /// order.
+/// The bucket count of `ntile(n)`: a positive integer constant.
+fn ntile_buckets(
+    f: &ast::Function,
+    list: &ast::FunctionArgumentList,
+    r: &dyn Resolver,
+) -> Result<usize> {
+    match plain_args(list, r)?.as_slice() {
+        [Expr::Literal(ScalarValue::Int64(Some(n)))] if *n > 0 => Ok(*n as usize),
+        _ => Err(SlothError::plan(format!(
+            "ntile() takes one positive integer constant, the number of buckets, in '{f}'"
+        ))),
+    }
+}
+
 fn shift_window(
     name: &str,
     f: &ast::Function,

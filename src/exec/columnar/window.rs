@@ -23,7 +23,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, UInt32Array};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, Int64Array, UInt32Array};
 use arrow::compute::{SortOptions, concat_batches, take, take_record_batch};
 use arrow::datatypes::{DataType, Float64Type, Int64Type, SchemaRef};
 use arrow::record_batch::RecordBatch;
@@ -470,6 +470,10 @@ fn window_preselecting_from(
         };
         return frame_values(&all, &args[0], pick, frames, (&starts, &order), schema);
     }
+    if func.distribution(0, 1, 0..1).is_some() {
+        let peers = |a: u32, b: u32| order_keys.as_ref().is_none_or(|k| k.peers(a, b));
+        return distribution(&all, func, (&starts, &order), &peers, schema);
+    }
     if let WindowFunc::Aggregate(agg) | WindowFunc::FramedAggregate(agg, _) = func {
         let spec = window_aggregate::Spec {
             all: &all,
@@ -512,7 +516,10 @@ fn window_preselecting_from(
                 WindowFunc::RowNumber => k as i64 + 1,
                 WindowFunc::Rank => rank,
                 WindowFunc::DenseRank => dense,
-                WindowFunc::Aggregate(_)
+                WindowFunc::PercentRank
+                | WindowFunc::CumeDist
+                | WindowFunc::Ntile(_)
+                | WindowFunc::Aggregate(_)
                 | WindowFunc::FramedAggregate(..)
                 | WindowFunc::Lag(_)
                 | WindowFunc::Lead(_)
@@ -521,6 +528,41 @@ fn window_preselecting_from(
         }
     }
     with_column(&all, rows, Arc::new(Int64Array::from(ranks)), schema)
+}
+
+/// `percent_rank`, `cume_dist` or `ntile` (`func`): the rows of `all` in
+/// window order (`order`, partition `g` at `starts[g]..starts[g + 1]`),
+/// each with its value, from its position, its partition's size and its
+/// run of peers (`peers` says whether two rows tie in window order).
+fn distribution(
+    all: &RecordBatch,
+    func: WindowFunc,
+    (starts, order): (&[usize], &[u32]),
+    peers: &dyn Fn(u32, u32) -> bool,
+    schema: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let mut values = Vec::with_capacity(order.len());
+    for w in starts.windows(2) {
+        let segment = &order[w[0]..w[1]];
+        let mut first = 0;
+        while first < segment.len() {
+            let mut end = first + 1;
+            while end < segment.len() && peers(segment[end], segment[first]) {
+                end += 1;
+            }
+            values.extend(
+                (first..end).filter_map(|k| func.distribution(k, segment.len(), first..end)),
+            );
+            first = end;
+        }
+    }
+    let column: ArrayRef = match func {
+        WindowFunc::Ntile(_) => Arc::new(Int64Array::from_iter_values(
+            values.into_iter().map(|v| v as i64),
+        )),
+        _ => Arc::new(Float64Array::from(values)),
+    };
+    with_column(all, order.to_vec(), column, schema)
 }
 
 /// `lag`/`lead(value [, n [, default]])` (`args`: value, then default if

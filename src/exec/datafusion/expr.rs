@@ -190,10 +190,14 @@ impl Translator<'_> {
                 None,
             ),
             WindowFunc::Rank => (DfExpr::from(WindowFunction::new(udwf("rank")?, args)), None),
-            WindowFunc::DenseRank => (
-                DfExpr::from(WindowFunction::new(udwf("dense_rank")?, args)),
+            WindowFunc::DenseRank | WindowFunc::PercentRank | WindowFunc::CumeDist => (
+                DfExpr::from(WindowFunction::new(udwf(func.name())?, args)),
                 None,
             ),
+            WindowFunc::Ntile(n) => {
+                let call = WindowFunction::new(udwf("ntile")?, vec![lit(n as i64)]);
+                (DfExpr::from(call), None)
+            }
             WindowFunc::Lag(n) | WindowFunc::Lead(n) => {
                 let name = if matches!(func, WindowFunc::Lag(_)) {
                     "lag"

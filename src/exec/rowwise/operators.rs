@@ -502,6 +502,13 @@ impl RowOperator for WindowOp {
                 self.output = Some(self.frame_values(pick, frame, keyed, &peers)?.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
+            if self.func.distribution(0, 1, 0..1).is_some() {
+                let peers = |a: &(Row, Row, Row), b: &(Row, Row, Row)| {
+                    a.0 == b.0 && cmp_order(&a.1, &b.1).is_eq()
+                };
+                self.output = Some(distribution_rows(self.func, keyed, &peers).into_iter());
+                return Ok(self.output.as_mut().and_then(|o| o.next()));
+            }
             if let Some(shift) = self.func.shift() {
                 let mut out = Vec::with_capacity(keyed.len());
                 for i in 0..keyed.len() {
@@ -543,7 +550,10 @@ impl RowOperator for WindowOp {
                     WindowFunc::RowNumber => row_number,
                     WindowFunc::Rank => rank,
                     WindowFunc::DenseRank => dense,
-                    WindowFunc::Aggregate(_)
+                    WindowFunc::PercentRank
+                    | WindowFunc::CumeDist
+                    | WindowFunc::Ntile(_)
+                    | WindowFunc::Aggregate(_)
                     | WindowFunc::FramedAggregate(..)
                     | WindowFunc::Lag(_)
                     | WindowFunc::Lead(_)
@@ -555,6 +565,43 @@ impl RowOperator for WindowOp {
         }
         Ok(self.output.as_mut().and_then(|o| o.next()))
     }
+}
+
+/// `percent_rank`, `cume_dist` or `ntile` (`func`) of each row of `keyed`
+/// (partition, order keys, row; sorted), appended to the row: a row's
+/// partition and peers are the runs of rows around it that `peers` ties.
+fn distribution_rows(
+    func: WindowFunc,
+    keyed: Vec<(Row, Row, Row)>,
+    peers: &dyn Fn(&(Row, Row, Row), &(Row, Row, Row)) -> bool,
+) -> Vec<Row> {
+    let mut out = Vec::with_capacity(keyed.len());
+    let mut start = 0;
+    while start < keyed.len() {
+        let end = (start + 1..keyed.len())
+            .find(|&i| keyed[i].0 != keyed[start].0)
+            .unwrap_or(keyed.len());
+        let mut first = start;
+        while first < end {
+            let last = (first + 1..end)
+                .find(|&i| !peers(&keyed[i], &keyed[first]))
+                .unwrap_or(end);
+            for k in first..last {
+                let value = func
+                    .distribution(k - start, end - start, first - start..last - start)
+                    .expect("a distribution function");
+                let mut row = keyed[k].2.clone();
+                row.push(match func {
+                    WindowFunc::Ntile(_) => Value::Int(value as i64),
+                    _ => Value::Float(value),
+                });
+                out.push(row);
+            }
+            first = last;
+        }
+        start = end;
+    }
+    out
 }
 
 impl WindowOp {
