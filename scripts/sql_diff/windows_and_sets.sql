@@ -13,7 +13,7 @@ select a, lead(s, 1, 'none') over (partition by a order by b) from t where b is 
 select a, b, rank() over (partition by a order by dt desc nulls first, b) from t where b is not null
 select a, b, percent_rank() over (partition by a order by dt, b) from t where b is not null
 select a, b, cume_dist() over (partition by a order by dt nulls first) from t where b is not null
-select a, b, percent_rank() over (order by a), cume_dist() over (order by a desc) from t where b is not null
+select a, b, percent_rank() over (order by a), cume_dist() over (order by a desc nulls last) from t where b is not null
 select a, b, ntile(4) over (partition by a order by b) from t where b is not null
 select a, b, ntile(7) over (order by b), ntile(50000) over (order by b) from t where b is not null
 select a, percent_rank() over (), cume_dist() over (partition by a), ntile(2) over (partition by a order by b) from t where b is not null
