@@ -503,9 +503,8 @@ impl RowOperator for WindowOp {
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
             if self.func.distribution(0, 1, 0..1).is_some() {
-                let peers = |a: &(Row, Row, Row), b: &(Row, Row, Row)| {
-                    a.0 == b.0 && cmp_order(&a.1, &b.1).is_eq()
-                };
+                let peers =
+                    |a: &KeyedRow, b: &KeyedRow| a.0 == b.0 && cmp_order(&a.1, &b.1).is_eq();
                 self.output = Some(distribution_rows(self.func, keyed, &peers).into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
@@ -567,13 +566,17 @@ impl RowOperator for WindowOp {
     }
 }
 
+/// A row with its partition key values and order key values in front:
+/// (partition, order, row).
+type KeyedRow = (Row, Row, Row);
+
 /// `percent_rank`, `cume_dist` or `ntile` (`func`) of each row of `keyed`
 /// (partition, order keys, row; sorted), appended to the row: a row's
 /// partition and peers are the runs of rows around it that `peers` ties.
 fn distribution_rows(
     func: WindowFunc,
-    keyed: Vec<(Row, Row, Row)>,
-    peers: &dyn Fn(&(Row, Row, Row), &(Row, Row, Row)) -> bool,
+    keyed: Vec<KeyedRow>,
+    peers: &dyn Fn(&KeyedRow, &KeyedRow) -> bool,
 ) -> Vec<Row> {
     let mut out = Vec::with_capacity(keyed.len());
     let mut start = 0;
@@ -586,11 +589,11 @@ fn distribution_rows(
             let last = (first + 1..end)
                 .find(|&i| !peers(&keyed[i], &keyed[first]))
                 .unwrap_or(end);
-            for k in first..last {
+            for (k, (_, _, row)) in keyed[first..last].iter().enumerate() {
                 let value = func
-                    .distribution(k - start, end - start, first - start..last - start)
+                    .distribution(first + k - start, end - start, first - start..last - start)
                     .expect("a distribution function");
-                let mut row = keyed[k].2.clone();
+                let mut row = row.clone();
                 row.push(match func {
                     WindowFunc::Ntile(_) => Value::Int(value as i64),
                     _ => Value::Float(value),
