@@ -126,7 +126,7 @@ pub fn profile(plan: PhysicalPlan, options: &ProfileOptions) -> Result<Profile> 
     // evaluated operator by operator.
     let unfused = plan.unfuse_expressions();
     for _ in 0..3 {
-        let ctx = ExecContext::unfused();
+        let ctx = ExecContext::unfused().counting_bytes();
         let cpu = cpu_time();
         let start = Instant::now();
         execute_with(&unfused, &ctx)?;
@@ -134,6 +134,9 @@ pub fn profile(plan: PhysicalPlan, options: &ProfileOptions) -> Result<Profile> 
         runs.push((start.elapsed(), ctx.metrics(), cpu));
     }
     let columnar_peak_rss = peak_rss();
+    // A scan's byte counter is part of the plan and adds up over the runs:
+    // the first run's figure is one run's.
+    let scanned_bytes = runs[0].1.iter().map(|m| m.bytes_in).sum();
     runs.sort_by_key(|(t, _, _)| *t);
     let (columnar_total, col_metrics, columnar_cpu) = runs.swap_remove(1);
     let (fused_total, fused_bytes_saved) = if options.fusion {
@@ -152,7 +155,6 @@ pub fn profile(plan: PhysicalPlan, options: &ProfileOptions) -> Result<Profile> 
     let start = Instant::now();
     let (_, row_metrics) = execute_rowwise(&plan)?;
     let rowwise_total = start.elapsed();
-    let scanned_bytes = col_metrics.iter().map(|m| m.bytes_in).sum();
     let operators = col_metrics
         .iter()
         .zip(&row_metrics)
@@ -283,4 +285,47 @@ fn sample(plan: &PhysicalPlan, n: usize) -> Result<PhysicalPlan> {
             schema: schema.clone(),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch, StringArray};
+
+    use super::*;
+    use crate::expr::{col, lit};
+
+    #[test]
+    fn operators_report_their_bytes_and_scans_one_run_of_bytes() {
+        let n = 10_000;
+        let batch = RecordBatch::try_from_iter([
+            ("x", Arc::new(Int64Array::from_iter_values(0..n)) as _),
+            (
+                "s",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("v{i}")),
+                )) as _,
+            ),
+        ])
+        .unwrap();
+        let plan = crate::LazyFrame::from_batches(vec![batch])
+            .unwrap()
+            .filter(col("x").gt(lit(10)))
+            .physical_plan()
+            .unwrap();
+        let options = ProfileOptions {
+            row_limit: None,
+            fusion: false,
+        };
+        let p = profile(plan, &options).unwrap();
+        for op in &p.operators {
+            assert!(op.rows == 0 || op.bytes > 0, "{op:?}");
+        }
+        let scan = p.operators.last().expect("the scan is the last operator");
+        assert!(scan.name.starts_with("Scan"), "{scan:?}");
+        // Counted once, not once per columnar run.
+        assert_eq!(p.scanned_bytes, scan.bytes);
+        assert!(p.throughput_gbs() > 0.0);
+    }
 }
