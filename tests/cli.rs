@@ -268,6 +268,30 @@ fn repl_runs_dot_commands_and_multi_line_statements() {
 }
 
 #[test]
+fn repl_output_sends_results_to_a_file_until_reset() {
+    let dir = csv_dir();
+    let out = with_stdin(
+        sloth()
+            .args(["sql", "--data"])
+            .arg(dir.path())
+            .current_dir(dir.path())
+            .env("HOME", dir.path()),
+        b".mode csv\n.output out.csv\nselect max(id) as m from t;\nselect 'x' as s;\n.output\nselect 7 as seven;\n.output no/such/dir/f.csv\n",
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let file = std::fs::read_to_string(dir.path().join("out.csv")).unwrap();
+    assert_eq!(file, "m\n3\ns\nx\n");
+    assert_eq!(stdout, "seven\n7\n");
+    // A file that cannot be made is an error, and the exit status says so.
+    assert!(
+        stderr.contains("cannot write 'no/such/dir/f.csv'"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}
+
+#[test]
 fn explain_shows_pushdown() {
     let dir = csv_dir();
     let out = sloth()

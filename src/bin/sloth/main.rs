@@ -527,30 +527,55 @@ fn render(df: &DataFrame, format: Format, shape: TableShape) -> Result<String> {
     })
 }
 
-fn emit(df: &DataFrame, format: Format, output: Option<&PathBuf>, shape: TableShape) -> Result<()> {
-    match (format.file_format(), output) {
-        (Some(file_format), Some(path)) => {
+/// Where a statement's result goes.
+enum Destination<'a> {
+    /// Printed to standard output.
+    Stdout,
+    /// A file written whole and atomically (`--output`), in the format its
+    /// extension or `--format` names.
+    File(&'a PathBuf),
+    /// Appended as text to an open file (the shell's `.output FILE`).
+    Append(&'a mut std::fs::File),
+}
+
+fn emit(df: &DataFrame, format: Format, to: Destination, shape: TableShape) -> Result<()> {
+    match (format.file_format(), to) {
+        (Some(file_format), Destination::File(path)) => {
             sloth::io::write_file(path, file_format, df.schema(), df.batches())
         }
-        (_, Some(path)) => sloth::io::write_bytes(path, render(df, format, shape)?.as_bytes()),
-        (_, None) => {
+        (_, Destination::File(path)) => {
+            sloth::io::write_bytes(path, render(df, format, shape)?.as_bytes())
+        }
+        (_, to) => {
             let mut text = render(df, format, shape)?;
             if format == Format::Table {
                 text.push('\n');
             }
-            write_stdout(&text)
+            write_text(to, &text)
         }
     }
 }
 
-/// Writes to stdout; a closed pipe (`sloth ... | head`) is not an error.
-fn write_stdout(text: &str) -> Result<()> {
+/// Writes text to standard output or an appended file; a closed pipe
+/// (`sloth ... | head`) is not an error.
+fn write_text(to: Destination, text: &str) -> Result<()> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    let written = match to {
+        Destination::Append(file) => file.write_all(text.as_bytes()),
+        _ => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).and_then(|_| out.flush())
+        }
+    };
+    match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// Writes to standard output ([`write_text`]).
+fn write_stdout(text: &str) -> Result<()> {
+    write_text(Destination::Stdout, text)
 }
 
 /// The format an output file's extension names; a table otherwise.
@@ -574,15 +599,16 @@ fn run_statements(
     output: Option<&PathBuf>,
 ) -> Result<()> {
     let all = statements::split(sql);
-    match all.len() {
-        0 => Err(SlothError::SqlSyntax("no statement given".into())),
-        1 => run_statement(ctx, all[0], format, output, TableShape::default()),
-        n if output.is_some() => Err(SlothError::plan(format!(
+    let shape = TableShape::default();
+    match (all.len(), output) {
+        (0, _) => Err(SlothError::SqlSyntax("no statement given".into())),
+        (1, Some(path)) => run_statement(ctx, all[0], format, Destination::File(path), shape),
+        (n, Some(_)) => Err(SlothError::plan(format!(
             "--output takes one statement's result, got {n} statements"
         ))),
-        _ => all
+        (_, None) => all
             .into_iter()
-            .try_for_each(|s| run_statement(ctx, s, format, None, TableShape::default())),
+            .try_for_each(|s| run_statement(ctx, s, format, Destination::Stdout, shape)),
     }
 }
 
@@ -590,12 +616,12 @@ fn run_statement(
     ctx: &mut SqlContext,
     sql: &str,
     format: Format,
-    output: Option<&PathBuf>,
+    to: Destination,
     shape: TableShape,
 ) -> Result<()> {
     let progress = progress::Progress::start();
     // A query into a file streams into it.
-    if let (Some(path), Some(file_format)) = (output, format.file_format())
+    if let (Destination::File(path), Some(file_format)) = (&to, format.file_format())
         && let Some(frame) = ctx.plan_if_query(sql)?
     {
         frame.sink(path, file_format)?;
@@ -605,8 +631,8 @@ fn run_statement(
     // The spinner goes before the result is printed.
     drop(progress);
     match result {
-        SqlOutput::Frame(df) => emit(&df, format, output, shape),
-        SqlOutput::Text(t) => write_stdout(&format!("{t}\n")),
+        SqlOutput::Frame(df) => emit(&df, format, to, shape),
+        SqlOutput::Text(t) => write_text(to, &format!("{t}\n")),
         SqlOutput::Done => Ok(()),
     }
 }

@@ -17,7 +17,7 @@ use sloth::sql::SqlContext;
 use sloth::{CancelToken, Result, SlothError};
 
 use super::statements;
-use super::{Format, TableShape, run_statement};
+use super::{Destination, Format, TableShape, run_statement};
 
 const HELP: &str = "\
 .tables               list tables
@@ -27,6 +27,7 @@ const HELP: &str = "\
 .set NAME VALUE       change a setting (also SET name = value;)
 .settings             show the settings (also SHOW ALL;)
 .read FILE            run the statements of a file
+.output [FILE]        write results to FILE (emptied first), or again to the screen
 .maxrows N            rows a table shows (first and last halves; default 40)
 .maxwidth N           characters a table cell shows (default 40)
 SHOW TABLES; DESCRIBE name|query;
@@ -130,6 +131,8 @@ struct Shell {
     failed: usize,
     /// At a terminal: Ctrl-C cancels a statement instead of ending the shell.
     interactive: bool,
+    /// `.output FILE`: results go to this file instead of the screen.
+    output: Option<std::fs::File>,
 }
 
 impl Shell {
@@ -168,6 +171,11 @@ impl Shell {
                 Ok(text) => self.statements(&text),
                 Err(e) => self.fail(format!("cannot read '{path}': {e}")),
             },
+            (Some(".output"), None) => self.output = None,
+            (Some(".output"), Some(path)) => match std::fs::File::create(path) {
+                Ok(file) => self.output = Some(file),
+                Err(e) => self.fail(format!("cannot write '{path}': {e}")),
+            },
             (Some(".settings"), _) => {
                 for (name, value) in self.ctx.config().entries() {
                     println!("{name} = {value}");
@@ -199,7 +207,11 @@ impl Shell {
             if self.interactive {
                 *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some(cancel);
             }
-            let result = run_statement(&mut self.ctx, sql, self.format, None, self.shape);
+            let to = match &mut self.output {
+                Some(file) => Destination::Append(file),
+                None => Destination::Stdout,
+            };
+            let result = run_statement(&mut self.ctx, sql, self.format, to, self.shape);
             RUNNING.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Err(e) = result {
                 self.fail(e);
@@ -223,6 +235,7 @@ pub fn run(ctx: SqlContext, format: Format) -> Result<bool> {
         timer: false,
         failed: 0,
         interactive: matches!(lines, Lines::Terminal { .. }),
+        output: None,
     };
     let mut buffer = String::new();
     loop {
