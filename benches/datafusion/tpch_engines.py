@@ -4,11 +4,17 @@ DataFusion then orders the joins itself), in one run: `sloth bench` with
 each engine, median of --runs hot runs per query in one process; every
 answer checked against sloth's native one.
 
-    cargo build --release --features datafusion
-    python3 benches/datafusion/tpch_engines.py --data data/tpch-sf1
+With --ballista (a build with `--features ballista`) the same plans also
+run on Ballista: its in-process cluster (`--engine ballista`), and a
+cluster of one `sloth scheduler` and two `sloth executor` processes on
+127.0.0.1 that scripts/ballista-cluster.sh starts and stops.
+
+    cargo build --release --features datafusion   # or ballista
+    python3 benches/datafusion/tpch_engines.py --data data/tpch-sf1 [--ballista]
 """
 import argparse
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -23,6 +29,11 @@ CONFIGS = {
     "datafusion": ["--engine", "datafusion"],
     "datafusion, sloth's optimizer off": ["--engine", "datafusion", "--no-optimize"],
 }
+BALLISTA = {
+    "ballista, in-process": ["--engine", "ballista"],
+    "ballista, 2 executor processes": ["--engine", "ballista", "--scheduler", "df://127.0.0.1:50050"],
+}
+CLUSTER = ROOT / "scripts" / "ballista-cluster.sh"
 
 
 def main():
@@ -30,11 +41,26 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--runs", default="3")
     ap.add_argument("--sloth", default=str(ROOT / "target" / "release" / "sloth"))
+    ap.add_argument("--ballista", action="store_true",
+                    help="also run on Ballista, in-process and on a loopback cluster")
     args = ap.parse_args()
+    configs = dict(CONFIGS, **(BALLISTA if args.ballista else {}))
+    if args.ballista:
+        env = dict(os.environ, SLOTH_BIN=args.sloth)
+        subprocess.run(["bash", str(CLUSTER), "start"], check=True, env=env)
+    try:
+        timings = run_all(args, configs)
+    finally:
+        if args.ballista:
+            subprocess.run(["bash", str(CLUSTER), "stop"], check=False)
+    report(timings)
+
+
+def run_all(args, configs):
     out = pathlib.Path(tempfile.mkdtemp(prefix="tpch-engines-"))
     timings = {}
-    for name, flags in CONFIGS.items():
-        d = out / name.replace(" ", "_").replace(",", "").replace("'", "")
+    for name, flags in configs.items():
+        d = out / "".join(c if c.isalnum() else "_" for c in name)
         d.mkdir()
         cmd = [args.sloth, "bench", *flags, "--data", args.data, "--runs", args.runs,
                "--json", str(d / "t.json"), "--results", str(d), str(ROOT / "queries" / "tpch")]
@@ -43,6 +69,10 @@ def main():
             print(f"{name}: {r.stderr.strip().splitlines()[-1]}", file=sys.stderr)
             continue
         timings[name] = ({q["query"]: q["median_s"] for q in json.loads((d / "t.json").read_text())}, d)
+    return timings
+
+
+def report(timings):
     native_dir = timings["sloth"][1]
     names = list(timings)
     print("| query | " + " | ".join(names) + " |")
