@@ -234,16 +234,25 @@ fn an_unreadable_file_fails_only_the_queries_that_read_it() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
-#[test]
-fn repl_runs_dot_commands_and_multi_line_statements() {
-    let dir = csv_dir();
-    std::fs::write(dir.path().join("script.sql"), "select 40 + 2 as answer;").unwrap();
-    let out = with_stdin(
+/// Runs the shell over `dir` (tables, working directory and home) with
+/// `input` piped to it.
+fn shell_in(dir: &tempfile::TempDir, input: &[u8]) -> std::process::Output {
+    with_stdin(
         sloth()
             .args(["sql", "--data"])
             .arg(dir.path())
             .current_dir(dir.path())
             .env("HOME", dir.path()),
+        input,
+    )
+}
+
+#[test]
+fn repl_runs_dot_commands_and_multi_line_statements() {
+    let dir = csv_dir();
+    std::fs::write(dir.path().join("script.sql"), "select 40 + 2 as answer;").unwrap();
+    let out = shell_in(
+        &dir,
         b".tables\n.schema t\n.mode csv\n.read script.sql\nselect count(*) as n\nfrom t;\nselect nope from t;\n.timer on\nselect max(id) as m from t; select 'a;b' as s;\n.quit\n",
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -270,12 +279,8 @@ fn repl_runs_dot_commands_and_multi_line_statements() {
 #[test]
 fn repl_output_sends_results_to_a_file_until_reset() {
     let dir = csv_dir();
-    let out = with_stdin(
-        sloth()
-            .args(["sql", "--data"])
-            .arg(dir.path())
-            .current_dir(dir.path())
-            .env("HOME", dir.path()),
+    let out = shell_in(
+        &dir,
         b".mode csv\n.output out.csv\nselect max(id) as m from t;\nselect 'x' as s;\n.output\nselect 7 as seven;\n.output no/such/dir/f.csv\n",
     );
     let stdout = String::from_utf8(out.stdout).unwrap();

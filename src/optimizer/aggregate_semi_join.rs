@@ -62,21 +62,15 @@ impl OptimizerRule for AggregateSemiJoin {
             let LogicalPlan::Join(join) = &node else {
                 return Ok(Transformed::no(node));
             };
-            let Join {
-                left,
-                right,
-                left_on,
-                right_on,
-                how,
-                ..
-            } = join;
+            let (left, right, how) = (&join.left, &join.right, join.how);
+            let (left_on, right_on) = (&join.left_on, &join.right_on);
             let rebuilt = |left, right| LogicalPlan::Join(join.with_inputs(left, right));
             if matches!(how, JoinType::Inner | JoinType::Semi)
                 && let Some(r) = reduce(right, right_on, left, left_on)?
             {
                 return Ok(Transformed::yes(rebuilt(left.clone(), Arc::new(r))));
             }
-            if *how == JoinType::Inner
+            if how == JoinType::Inner
                 && let Some(l) = reduce(left, left_on, right, right_on)?
             {
                 return Ok(Transformed::yes(rebuilt(Arc::new(l), right.clone())));

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::{Join, JoinType, LogicalPlan, Scan, Transformed, join_schema};
+use crate::plan::{JoinType, LogicalPlan, Scan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct ProjectionPushdown;
@@ -154,14 +154,7 @@ impl Pruner {
                 }
             }
             LogicalPlan::Join(join) => {
-                let Join {
-                    left,
-                    right,
-                    left_on,
-                    right_on,
-                    how,
-                    filter,
-                } = join;
+                let (left, right, how, filter) = (&join.left, &join.right, &join.how, &join.filter);
                 let (ls, rs) = (left.schema()?, right.schema()?);
                 // The pair layout: all left columns, then all right ones (as in
                 // an inner join); outputs and the join filter are named in it.
@@ -169,8 +162,8 @@ impl Pruner {
                 let n_left = ls.fields().len();
                 let mut lneed = BTreeSet::new();
                 let mut rneed = BTreeSet::new();
-                add_columns(&mut lneed, left_on);
-                add_columns(&mut rneed, right_on);
+                add_columns(&mut lneed, &join.left_on);
+                add_columns(&mut rneed, &join.right_on);
                 let filter_cols: BTreeSet<String> =
                     filter.iter().flat_map(|f| f.columns()).collect();
                 for (i, f) in out.fields().iter().enumerate() {

@@ -339,15 +339,8 @@ impl<'a> Translator<'a> {
     /// may have columns of one name), keys over each side, the condition
     /// over both.
     fn join(&mut self, join: &Join) -> Result<DfPlan> {
-        let Join {
-            left,
-            right,
-            left_on,
-            right_on,
-            how,
-            filter,
-        } = join;
-        let (how, filter) = (*how, filter.as_ref());
+        let (left, right) = (&join.left, &join.right);
+        let (how, filter) = (join.how, join.filter.as_ref());
         let (ls, rs) = (left.schema()?, right.schema()?);
         let l = self.translate(left)?;
         let l = build(LogicalPlanBuilder::from(l).alias(self.relation("left")))?;
@@ -363,8 +356,8 @@ impl<'a> Translator<'a> {
                 .map(|e| me.expr(e, &scope))
                 .collect::<Result<Vec<_>>>()
         };
-        let left_keys = keys(left_on, &ls, l.schema(), self)?;
-        let right_keys = keys(right_on, &rs, r.schema(), self)?;
+        let left_keys = keys(&join.left_on, &ls, l.schema(), self)?;
+        let right_keys = keys(&join.right_on, &rs, r.schema(), self)?;
         // Keys of one type on both sides, as sloth's planner casts them.
         let (left_keys, right_keys) = common_key_types(left_keys, right_keys, (&l, &r))?;
         let filter = match filter {
