@@ -435,6 +435,15 @@ impl WindowFunc {
         }
     }
 
+    /// True for `percent_rank`, `cume_dist` and `ntile`, whose values come
+    /// from [`Self::distribution`].
+    pub fn is_distribution(&self) -> bool {
+        matches!(
+            self,
+            WindowFunc::PercentRank | WindowFunc::CumeDist | WindowFunc::Ntile(_)
+        )
+    }
+
     /// For `percent_rank`, `cume_dist` and `ntile`: the value of the row
     /// at position `k` (from 0) of a partition of `size` rows, whose peers
     /// (the rows tied with it in window order, itself included) are at

@@ -470,7 +470,7 @@ fn window_preselecting_from(
         };
         return frame_values(&all, &args[0], pick, frames, (&starts, &order), schema);
     }
-    if func.distribution(0, 1, 0..1).is_some() {
+    if func.is_distribution() {
         let peers = |a: u32, b: u32| order_keys.as_ref().is_none_or(|k| k.peers(a, b));
         return distribution(&all, func, (&starts, &order), &peers, schema);
     }

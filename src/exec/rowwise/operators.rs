@@ -502,9 +502,9 @@ impl RowOperator for WindowOp {
                 self.output = Some(self.frame_values(pick, frame, keyed, &peers)?.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
-            if self.func.distribution(0, 1, 0..1).is_some() {
-                let peers =
-                    |a: &KeyedRow, b: &KeyedRow| a.0 == b.0 && cmp_order(&a.1, &b.1).is_eq();
+            if self.func.is_distribution() {
+                // Within one partition: peers tie on the order keys.
+                let peers = |a: &KeyedRow, b: &KeyedRow| cmp_order(&a.1, &b.1).is_eq();
                 self.output = Some(distribution_rows(self.func, keyed, &peers).into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
@@ -572,7 +572,8 @@ type KeyedRow = (Row, Row, Row);
 
 /// `percent_rank`, `cume_dist` or `ntile` (`func`) of each row of `keyed`
 /// (partition, order keys, row; sorted), appended to the row: a row's
-/// partition and peers are the runs of rows around it that `peers` ties.
+/// partition is the run of rows with its partition values, its peers the
+/// run within that which `peers` ties.
 fn distribution_rows(
     func: WindowFunc,
     keyed: Vec<KeyedRow>,
