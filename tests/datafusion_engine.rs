@@ -161,6 +161,11 @@ fn every_node_and_expression_kind_translates() {
         // Aggregates, DISTINCT and COUNT(DISTINCT), HAVING.
         "select k, count(*) as n, count(x) as cx, sum(x) as s, avg(f) as a, min(f) as mi, \
          max(x) as ma, count(distinct x) as d, stddev(f) as sd, median(f) as me from t group by k",
+        "select k, corr(f, x) as c, covar_pop(f, x) as cp, covar_samp(x, f) as cs, \
+         regr_slope(f, x) as rs, regr_intercept(f, x) as ri, regr_r2(f, x) as r2, \
+         regr_count(f, x) as rc, regr_sxy(f, x) as sxy from t group by k",
+        "select k, bit_and(x) as ba, bit_or(x) as bo, bit_xor(x) as bx, md5(k) as h, \
+         make_date(2000, 1, 1) as md from t group by k",
         "select distinct k from t",
         "select k, sum(x) as s from t group by k having sum(x) > 5",
         // Every join kind, with and without a condition beyond the keys.

@@ -2069,6 +2069,150 @@ fn population_variance_and_boolean_aggregates_equal_their_definitions() {
     assert_refused(&c, &[("select var_pop(1, 2)", "takes one argument")]);
 }
 
+/// A query's rows on both executors: the columnar one's, after checking
+/// that the row-wise one gives the same.
+fn rows_on_both_executors(c: &SqlContext, sql: &str) -> Vec<String> {
+    let lf = c.sql(sql).unwrap();
+    let columnar = common::sorted_rows(&lf);
+    let plan = lf.physical_plan().unwrap();
+    let (batches, _) = sloth::exec::rowwise::execute_rowwise(&plan).unwrap();
+    let mut rowwise = common::rows_of(&DataFrame::new(plan.schema(), batches));
+    rowwise.sort();
+    assert_eq!(columnar, rowwise, "{sql}: row-wise");
+    columnar
+}
+
+#[test]
+fn bivariate_statistics_equal_their_definitions_over_pairs_with_nulls() {
+    let c = ctx(OptimizerOptions::default());
+    // y null on first lines, x null on second lines: the pairs are the rows
+    // where both are present.
+    let pairs = "(select l_returnflag as g, \
+                   case when l_linenumber = 1 then null else l_quantity end as y, \
+                   case when l_linenumber = 2 then null else l_extendedprice / 1000 end as x \
+                 from lineitem)";
+    let both = format!("(select * from {pairs} as p where y is not null and x is not null)");
+    let definitions = [
+        (
+            "corr(y, x)",
+            "covar_pop(y, x) / (stddev_pop(y) * stddev_pop(x))",
+        ),
+        (
+            "covar_pop(y, x)",
+            "(sum(x * y) - sum(x) * sum(y) / count(*)) / count(*)",
+        ),
+        (
+            "covar_samp(y, x)",
+            "(sum(x * y) - sum(x) * sum(y) / count(*)) / (count(*) - 1)",
+        ),
+        ("regr_slope(y, x)", "covar_pop(y, x) / var_pop(x)"),
+        (
+            "regr_intercept(y, x)",
+            "avg(y) - covar_pop(y, x) / var_pop(x) * avg(x)",
+        ),
+        ("regr_r2(y, x)", "power(corr(y, x), 2)"),
+        ("regr_avgx(y, x)", "avg(x)"),
+        ("regr_avgy(y, x)", "avg(y)"),
+        ("regr_sxx(y, x)", "var_pop(x) * count(*)"),
+        ("regr_syy(y, x)", "var_pop(y) * count(*)"),
+        ("regr_sxy(y, x)", "covar_pop(y, x) * count(*)"),
+        ("regr_count(y, x)", "count(*)"),
+    ];
+    for (stat, definition) in definitions {
+        let close = format!(
+            "select s.g, abs(s.v - d.v) <= 1e-9 * greatest(abs(d.v), 1) \
+             from (select g, {stat} as v from {pairs} as p group by g) as s \
+             join (select g, {definition} as v from {both} as b group by g) as d on s.g = d.g"
+        );
+        assert_eq!(
+            rows_on_both_executors(&c, &close),
+            ["A|true", "N|true", "R|true"],
+            "{stat}"
+        );
+    }
+    // No pairs: null (regr_count 0); one pair: no spread to divide by.
+    assert_eq!(
+        rows_on_both_executors(
+            &c,
+            "select corr(n_nationkey, n_regionkey), covar_pop(n_nationkey, n_regionkey), \
+             regr_count(n_nationkey, n_regionkey) from nation where n_nationkey < 0"
+        ),
+        ["null|null|0"]
+    );
+    assert_eq!(
+        rows_on_both_executors(
+            &c,
+            "select covar_pop(n_nationkey, n_regionkey), covar_samp(n_nationkey, n_regionkey), \
+             regr_slope(n_nationkey, n_regionkey), regr_avgx(n_nationkey, n_regionkey) \
+             from nation where n_nationkey = 7"
+        ),
+        ["0.0|null|null|3.0"]
+    );
+    assert_refused(
+        &c,
+        &[
+            (
+                "select regr_slope(n_name, n_nationkey) from nation",
+                "two numeric",
+            ),
+            (
+                "select regr_count(n_nationkey) from nation",
+                "takes 2 arguments",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn bit_aggregates_equal_the_bits_computed_row_by_row() {
+    let c = ctx(OptimizerOptions::default());
+    // Negative values too: two's complement bits, as PostgreSQL's.
+    let value = "l_orderkey * 7 - 30000";
+    let mut want: std::collections::BTreeMap<String, [i64; 3]> = Default::default();
+    for row in common::rows(
+        &c.sql(&format!("select l_returnflag, {value} from lineitem"))
+            .unwrap(),
+    ) {
+        let (g, v) = row.split_once('|').unwrap();
+        let v: i64 = v.parse().unwrap();
+        let acc = want.entry(g.to_string()).or_insert([-1, 0, 0]);
+        *acc = [acc[0] & v, acc[1] | v, acc[2] ^ v];
+    }
+    let want: Vec<String> = (want.iter())
+        .map(|(g, [and, or, xor])| format!("{g}|{and}|{or}|{xor}"))
+        .collect();
+    let sql = format!(
+        "select l_returnflag, bit_and({value}), bit_or({value}), bit_xor({value}) \
+         from lineitem group by 1"
+    );
+    assert_eq!(rows_on_both_executors(&c, &sql), want);
+    // DISTINCT: each value once (x ^ x = 0); a group of nulls is null; the
+    // argument's type is kept.
+    assert_eq!(
+        rows_on_both_executors(
+            &c,
+            "select bit_xor(distinct n_regionkey), bit_xor(n_regionkey), \
+             bit_or(cast(null as int)) from nation"
+        ),
+        [format!(
+            "{}|{}|null",
+            4 ^ 3 ^ 2 ^ 1,
+            [0i64, 1, 2, 3, 4].repeat(5).iter().fold(0, |a, b| a ^ b)
+        )]
+    );
+    let lf = c
+        .sql("select bit_and(cast(n_nationkey as smallint)) as b from nation")
+        .unwrap();
+    assert_eq!(
+        common::column_type(&lf, "b"),
+        arrow::datatypes::DataType::Int16
+    );
+    assert_refused(
+        &c,
+        &[("select bit_or(n_name) from nation", "needs an integer")],
+    );
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

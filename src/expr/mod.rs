@@ -128,14 +128,88 @@ pub enum AggFunc {
     Median,
     /// Quantile in `[0, 1]` with linear interpolation.
     Quantile(f64),
-    /// Pearson correlation of two columns.
-    Corr,
+    /// A statistic of two columns `(y, x)` over the rows where both are
+    /// non-null: correlation, covariance, or a least-squares line.
+    Bivariate(Bivariate),
+    /// `bit_and`, `bit_or`, `bit_xor` of integers (null for a group of
+    /// nulls only).
+    Bitwise(BitOp),
     /// `(x, key)`: x of the row whose key comes first in `order` (SQL's
     /// `first(x ORDER BY key)`; `min_by` / `max_by` skip rows with nulls).
     FirstBy(KeyOrder),
     /// `(x, separator [, key])`: the group's non-null values as text,
     /// joined by the separator, in the key's order (input order without).
     StringAgg(Option<KeyOrder>),
+}
+
+/// The statistics of [`AggFunc::Bivariate`], each PostgreSQL's function of
+/// the same SQL name; the arguments are `(y, x)` (dependent first). Each is
+/// null without rows, and where it would divide by a zero variance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Bivariate {
+    /// `corr(y, x)`: Pearson's correlation coefficient.
+    Corr,
+    /// `covar_pop(y, x)`: population covariance.
+    CovarPop,
+    /// `covar_samp(y, x)`: sample covariance (null for one row).
+    CovarSamp,
+    /// `regr_slope(y, x)`: slope of the least-squares line.
+    RegrSlope,
+    /// `regr_intercept(y, x)`: its y-intercept.
+    RegrIntercept,
+    /// `regr_r2(y, x)`: the square of the correlation (1 where y is constant).
+    RegrR2,
+    /// `regr_avgx(y, x)`: mean of x.
+    RegrAvgX,
+    /// `regr_avgy(y, x)`: mean of y.
+    RegrAvgY,
+    /// `regr_sxx(y, x)`: sum of squares of x's deviations.
+    RegrSxx,
+    /// `regr_syy(y, x)`: sum of squares of y's deviations.
+    RegrSyy,
+    /// `regr_sxy(y, x)`: sum of products of the deviations.
+    RegrSxy,
+}
+
+impl Bivariate {
+    /// Every statistic, with its SQL name.
+    pub const ALL: [(Bivariate, &'static str); 11] = [
+        (Bivariate::Corr, "corr"),
+        (Bivariate::CovarPop, "covar_pop"),
+        (Bivariate::CovarSamp, "covar_samp"),
+        (Bivariate::RegrSlope, "regr_slope"),
+        (Bivariate::RegrIntercept, "regr_intercept"),
+        (Bivariate::RegrR2, "regr_r2"),
+        (Bivariate::RegrAvgX, "regr_avgx"),
+        (Bivariate::RegrAvgY, "regr_avgy"),
+        (Bivariate::RegrSxx, "regr_sxx"),
+        (Bivariate::RegrSyy, "regr_syy"),
+        (Bivariate::RegrSxy, "regr_sxy"),
+    ];
+
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(b, _)| *b == self)
+            .map_or("corr", |(_, n)| n)
+    }
+
+    /// The statistic SQL calls `name`.
+    pub fn from_name(name: &str) -> Option<Bivariate> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(b, _)| *b)
+    }
+}
+
+/// The operator of [`AggFunc::Bitwise`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BitOp {
+    /// `bit_and`: the bits set in every value.
+    And,
+    /// `bit_or`: the bits set in any value.
+    Or,
+    /// `bit_xor`: the bits set in an odd number of values.
+    Xor,
 }
 
 /// How [`AggFunc::FirstBy`] orders its key.
@@ -165,6 +239,7 @@ impl AggFunc {
                 | AggFunc::Var
                 | AggFunc::Median
                 | AggFunc::Quantile(_)
+                | AggFunc::Bitwise(_)
         )
     }
 
@@ -184,7 +259,10 @@ impl AggFunc {
             AggFunc::Var => "variance",
             AggFunc::Median => "median",
             AggFunc::Quantile(_) => "quantile",
-            AggFunc::Corr => "corr",
+            AggFunc::Bivariate(b) => b.name(),
+            AggFunc::Bitwise(BitOp::And) => "bit_and",
+            AggFunc::Bitwise(BitOp::Or) => "bit_or",
+            AggFunc::Bitwise(BitOp::Xor) => "bit_xor",
             AggFunc::FirstBy(KeyOrder {
                 skip_nulls: true,
                 descending,
@@ -572,7 +650,7 @@ pub fn count_star() -> Expr {
 /// `corr(a, b)`: Pearson correlation.
 pub fn corr(a: Expr, b: Expr) -> Expr {
     Expr::Agg {
-        func: AggFunc::Corr,
+        func: AggFunc::Bivariate(Bivariate::Corr),
         args: vec![a, b],
         distinct: false,
     }

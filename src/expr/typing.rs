@@ -195,14 +195,35 @@ pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
             numeric(func.name())?;
             DataType::Float64
         }
-        AggFunc::Corr => {
-            if inputs.len() != 2 || !inputs.iter().all(|t| t.is_numeric()) {
+        AggFunc::Bivariate(b) => {
+            if inputs.len() != 2
+                || !inputs
+                    .iter()
+                    .all(|t| t.is_numeric() || *t == DataType::Null)
+            {
                 return Err(SlothError::types(format!(
-                    "corr() needs two numeric columns, got {inputs:?}"
+                    "{}() needs two numeric arguments, got {inputs:?}",
+                    b.name()
                 )));
             }
             DataType::Float64
         }
+        AggFunc::Bitwise(_) => match input {
+            Some(t) if t.is_integer() => t.clone(),
+            Some(DataType::Null) => DataType::Int64,
+            Some(t) => {
+                return Err(SlothError::types(format!(
+                    "{}() needs an integer argument, got {t}",
+                    func.name()
+                )));
+            }
+            None => {
+                return Err(SlothError::plan(format!(
+                    "{}() needs an argument",
+                    func.name()
+                )));
+            }
+        },
         AggFunc::StringAgg(order) => {
             if inputs.len() != 2 + order.is_some() as usize {
                 return Err(SlothError::plan(

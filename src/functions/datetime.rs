@@ -1,14 +1,20 @@
 //! Date functions: the parts of a date (`year`, `month`, `day`, `quarter`,
-//! `dayofweek`, `dayofyear`) and `date_trunc(unit, date)`.
+//! `dayofweek`, `dayofyear`), `date_trunc(unit, date)`,
+//! `make_date(year, month, day)` and `strftime(date, format)`.
 
-use arrow::array::ArrayRef;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Date32Array, StringBuilder};
 use arrow::compute::kernels::temporal::{DatePart, date_part};
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Int64Type, TimeUnit, TimestampMicrosecondType};
+use chrono::format::{Item, StrftimeItems};
 use chrono::{Datelike, NaiveDate};
 
-use super::on_first;
+use super::{aligned, on_first};
 use crate::error::{Result, SlothError};
-use crate::expr::function::{ArgType, ColumnarValue, Signature, check_arity, constant_string};
+use crate::expr::function::{
+    ArgType, ColumnarValue, Signature, check_arity, constant_string, need_number,
+};
 use crate::expr::value::Value;
 use crate::expr::{ScalarFunc, ScalarFunction};
 use crate::kernels::date_trunc::{TruncUnit, date_trunc, truncate};
@@ -22,6 +28,8 @@ pub(super) fn functions() -> Vec<ScalarFunc> {
         DAY_OF_WEEK,
         DAY_OF_YEAR,
         DATE_TRUNC,
+        MAKE_DATE,
+        STRFTIME,
     ]
 }
 
@@ -58,6 +66,13 @@ pub const DAY_OF_YEAR: ScalarFunc = ScalarFunc::new(&PartOf {
 /// `date_trunc(unit, date)`: the first day of the date's year, quarter,
 /// month or ISO week, or the date (`day`); `unit` is a constant.
 pub const DATE_TRUNC: ScalarFunc = ScalarFunc::new(&DateTrunc);
+/// `make_date(year, month, day)`: the date, an error where there is none
+/// (`make_date(2023, 2, 29)`), null where an argument is null.
+pub const MAKE_DATE: ScalarFunc = ScalarFunc::new(&MakeDate);
+/// `strftime(date_or_timestamp, format)`: the value as text, with the C
+/// `strftime` codes (`%Y-%m-%d %H:%M:%S`, `%a`, `%B`, `%j`, ...); the
+/// format is a constant.
+pub const STRFTIME: ScalarFunc = ScalarFunc::new(&Strftime);
 
 /// One part of a date, as an integer.
 #[derive(Debug)]
@@ -159,6 +174,115 @@ impl ScalarFunction for DateTrunc {
     }
 }
 
+/// The epoch's day number of a proleptic Gregorian date.
+fn days_since_epoch(date: NaiveDate) -> i32 {
+    (date - NaiveDate::default()).num_days() as i32
+}
+
+#[derive(Debug)]
+struct MakeDate;
+
+impl MakeDate {
+    fn date(year: i64, month: i64, day: i64) -> Result<i32> {
+        let part = |v: i64| u32::try_from(v).ok();
+        i32::try_from(year)
+            .ok()
+            .zip(part(month).zip(part(day)))
+            .and_then(|(y, (m, d))| NaiveDate::from_ymd_opt(y, m, d))
+            .map(days_since_epoch)
+            .ok_or_else(|| {
+                SlothError::Data(format!("make_date({year}, {month}, {day}) is not a date"))
+            })
+    }
+}
+
+impl ScalarFunction for MakeDate {
+    fn names(&self) -> &'static [&'static str] {
+        &["make_date"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity("make_date", args.len(), 3, 3)?;
+        for a in args {
+            need_number("make_date", a.data_type)?;
+        }
+        Ok(Signature::all_cast(3, DataType::Int64, DataType::Date32))
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, rows: usize) -> Result<ColumnarValue> {
+        let (arrays, constant) = aligned(args, rows)?;
+        let [y, m, d] = [0, 1, 2].map(|i| arrays[i].as_primitive::<Int64Type>());
+        let dates = (0..y.len())
+            .map(|i| match y.is_valid(i) && m.is_valid(i) && d.is_valid(i) {
+                true => Self::date(y.value(i), m.value(i), d.value(i)).map(Some),
+                false => Ok(None),
+            })
+            .collect::<Result<Date32Array>>()?;
+        Ok(ColumnarValue::wrap(Arc::new(dates), constant))
+    }
+    fn invoke_row(&self, args: &[Value]) -> Option<Result<Value>> {
+        Some(match args {
+            [Value::Int(y), Value::Int(m), Value::Int(d)] => {
+                Self::date(*y, *m, *d).map(Value::Date)
+            }
+            _ => Ok(Value::Null),
+        })
+    }
+}
+
+/// A strftime format parsed once: an error names the bad format.
+fn strftime_items(format: Option<&ArrayRef>) -> Result<Vec<Item<'static>>> {
+    let format = format.and_then(constant_string).flatten().ok_or_else(|| {
+        SlothError::plan("strftime() takes a constant format, such as '%Y-%m-%d'")
+    })?;
+    StrftimeItems::new(&format)
+        .parse_to_owned()
+        .map_err(|_| SlothError::plan(format!("strftime() format '{format}' is not valid")))
+}
+
+#[derive(Debug)]
+struct Strftime;
+
+impl ScalarFunction for Strftime {
+    fn names(&self) -> &'static [&'static str] {
+        &["strftime"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check_arity("strftime", args.len(), 2, 2)?;
+        strftime_items(args[1].constant)?;
+        if !matches!(
+            args[0].data_type,
+            DataType::Date32 | DataType::Date64 | DataType::Timestamp(_, None) | DataType::Null
+        ) {
+            return Err(SlothError::types(format!(
+                "strftime() needs a date or timestamp, got {}",
+                args[0].data_type
+            )));
+        }
+        let micros = DataType::Timestamp(TimeUnit::Microsecond, None);
+        Ok(Signature {
+            casts: vec![Some(micros), None],
+            output: DataType::Utf8,
+        })
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
+        let items = strftime_items(Some(args[1].array()))?;
+        on_first(args, |a| {
+            let times = a.as_primitive::<TimestampMicrosecondType>();
+            let mut out = StringBuilder::with_capacity(times.len(), times.len() * 16);
+            for i in 0..times.len() {
+                let time = times
+                    .is_valid(i)
+                    .then(|| times.value_as_datetime(i))
+                    .flatten();
+                match time {
+                    Some(t) => out.append_value(t.format_with_items(items.iter()).to_string()),
+                    None => out.append_null(),
+                }
+            }
+            Ok(Arc::new(out.finish()) as ArrayRef)
+        })
+    }
+}
+
 super::unary_builders! {
     /// The year of a date or timestamp.
     year => YEAR;
@@ -213,5 +337,68 @@ mod tests {
         assert_eq!(month.value(0), 10561, "already the first of its month");
         assert_eq!(month.value(1), 19782 - 28);
         assert!(month.is_null(2));
+    }
+
+    #[test]
+    fn make_date_builds_dates_on_both_paths_and_refuses_impossible_ones() {
+        use crate::functions::test_util::try_eval;
+        use arrow::array::Int64Array;
+        let ints = |v: &[Option<i64>]| -> ArrayRef { Arc::new(Int64Array::from(v.to_vec())) };
+        let input = [
+            ("y", ints(&[Some(2024), Some(1970), None])),
+            ("m", ints(&[Some(2), Some(1), Some(1)])),
+            ("d", ints(&[Some(29), Some(1), Some(1)])),
+        ];
+        let call = || Expr::Function(MAKE_DATE, vec![col("y"), col("m"), col("d")]);
+        let out = eval(call(), &input);
+        let out = out.as_any().downcast_ref::<Date32Array>().unwrap();
+        assert_eq!(out.value(0), 19782, "2024-02-29");
+        assert_eq!(out.value(1), 0, "the epoch");
+        assert!(out.is_null(2));
+        let row =
+            MAKE_DATE
+                .function()
+                .invoke_row(&[Value::Int(2024), Value::Int(2), Value::Int(29)]);
+        assert_eq!(
+            format!("{:?}", row.unwrap().unwrap()),
+            format!("{:?}", Value::Date(19782))
+        );
+        for (y, m, d) in [(2023, 2, 29), (2024, 13, 1), (2024, 0, 1), (2024, 1, -1)] {
+            let input = [
+                ("y", ints(&[Some(y)])),
+                ("m", ints(&[Some(m)])),
+                ("d", ints(&[Some(d)])),
+            ];
+            let e = try_eval(call(), &input).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("make_date({y}, {m}, {d}) is not a date")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn strftime_formats_dates_and_timestamps_with_c_codes() {
+        use crate::functions::test_util::try_eval;
+        use arrow::array::{AsArray, TimestampMicrosecondArray};
+        let dates: ArrayRef = Arc::new(Date32Array::from(vec![Some(19787), None]));
+        let out = eval(
+            Expr::Function(STRFTIME, vec![col("d"), lit("%Y/%m/%d %a %j %B")]),
+            &[("d", dates.clone())],
+        );
+        let out = out.as_string::<i32>();
+        assert_eq!(out.value(0), "2024/03/05 Tue 065 March");
+        assert!(out.is_null(1));
+        // 2024-03-05 13:04:05.
+        let micros = 1_709_643_845_000_000;
+        let times: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![micros]));
+        let out = eval(
+            Expr::Function(STRFTIME, vec![col("t"), lit("%H:%M:%S %p")]),
+            &[("t", times)],
+        );
+        assert_eq!(out.as_string::<i32>().value(0), "13:04:05 PM");
+        let bad = Expr::Function(STRFTIME, vec![col("d"), lit("%Q")]);
+        let e = try_eval(bad, &[("d", dates)]).unwrap_err().to_string();
+        assert!(e.contains("format '%Q' is not valid"), "{e}");
     }
 }

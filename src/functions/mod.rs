@@ -28,6 +28,7 @@ use unary_builders;
 
 mod conditional;
 mod datetime;
+mod digest;
 mod math;
 mod pattern;
 mod regex;
@@ -60,6 +61,7 @@ pub fn all() -> Vec<ScalarFunc> {
         math::functions(),
         conditional::functions(),
         regex::functions(),
+        digest::functions(),
     ]
     .concat()
 }

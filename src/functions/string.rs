@@ -269,9 +269,11 @@ impl ScalarFunction for Length {
 
 /// A function of one string that writes each value's result text.
 #[derive(Debug)]
-struct MapText {
-    names: &'static [&'static str],
-    map: fn(&str, &mut String),
+pub(super) struct MapText {
+    /// The SQL names.
+    pub(super) names: &'static [&'static str],
+    /// Appends the result for one value.
+    pub(super) map: fn(&str, &mut String),
 }
 
 impl ScalarFunction for MapText {

@@ -16,9 +16,14 @@ use arrow::row::{RowConverter, SortField};
 use crate::error::{Result, SlothError};
 use crate::expr::AggFunc;
 
+mod bitwise;
+mod co_moments;
 mod distinct;
 mod first_by;
 mod string_agg;
+use bitwise::Bitwise;
+use co_moments::BivariateAcc;
+pub(crate) use co_moments::CoMoments;
 use distinct::{Distinct, DistinctInput};
 use first_by::FirstBy;
 use string_agg::StringAgg;
@@ -83,7 +88,8 @@ pub fn input_types(func: AggFunc, args: &[DataType]) -> Vec<DataType> {
         | AggFunc::Var
         | AggFunc::Median
         | AggFunc::Quantile(_)
-        | AggFunc::Corr => f64s(),
+        | AggFunc::Bivariate(_) => f64s(),
+        AggFunc::Bitwise(_) => args.iter().map(Bitwise::input_type).collect(),
         // Values and separator as text; the key as it is.
         AggFunc::StringAgg(_) => (args.iter().enumerate())
             .map(|(i, t)| if i < 2 { DataType::Utf8 } else { t.clone() })
@@ -142,7 +148,11 @@ pub fn create(
             }
             Box::new(Quantile { q, values: vec![] })
         }
-        AggFunc::Corr => Box::new(Corr { state: vec![] }),
+        AggFunc::Bivariate(stat) => Box::new(BivariateAcc {
+            stat,
+            state: vec![],
+        }),
+        AggFunc::Bitwise(op) => Box::new(Bitwise::new(op, out)),
         AggFunc::StringAgg(order) => Box::new(StringAgg::new(order, types.get(2))?),
         AggFunc::FirstBy(order) => Box::new(FirstBy::new(
             order,
@@ -891,74 +901,6 @@ pub(crate) fn quantile(v: &mut [f64], q: f64) -> Option<f64> {
     }
     let hi_v = rest.iter().copied().fold(f64::INFINITY, f64::min);
     Some(lo_v + (hi_v - lo_v) * frac)
-}
-
-/// Pearson correlation from co-moments, updated Welford-style.
-struct Corr {
-    state: Vec<[f64; 6]>,
-}
-
-impl Accumulator for Corr {
-    fn update(
-        &mut self,
-        values: &[ArrayRef],
-        rows: &[u32],
-        groups: &[u32],
-        n: usize,
-    ) -> Result<()> {
-        grow(&mut self.state, n, [0.0; 6]);
-        let (x, xn) = f64_values(&values[0]);
-        let (y, yn) = f64_values(&values[1]);
-        for (&r, &g) in rows.iter().zip(groups) {
-            let r = r as usize;
-            if xn.is_some_and(|n| n.is_null(r)) || yn.is_some_and(|n| n.is_null(r)) {
-                continue;
-            }
-            let [count, mx, my, m2x, m2y, cxy] = &mut self.state[g as usize];
-            *count += 1.0;
-            let dx = x[r] - *mx;
-            let dy = y[r] - *my;
-            *mx += dx / *count;
-            *my += dy / *count;
-            *m2x += dx * (x[r] - *mx);
-            *m2y += dy * (y[r] - *my);
-            *cxy += dx * (y[r] - *my);
-        }
-        Ok(())
-    }
-    fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
-        let other = same::<Self>(other);
-        grow(&mut self.state, n, [0.0; 6]);
-        for (&s, &d) in src.iter().zip(dst) {
-            let Some(&[nb, mxb, myb, m2xb, m2yb, cb]) = other.state.get(s as usize) else {
-                continue;
-            };
-            if nb == 0.0 {
-                continue;
-            }
-            let [na, mxa, mya, m2xa, m2ya, ca] = &mut self.state[d as usize];
-            let n = *na + nb;
-            let (dx, dy) = (mxb - *mxa, myb - *mya);
-            let w = *na * nb / n;
-            *m2xa += m2xb + dx * dx * w;
-            *m2ya += m2yb + dy * dy * w;
-            *ca += cb + dx * dy * w;
-            *mxa += dx * nb / n;
-            *mya += dy * nb / n;
-            *na = n;
-        }
-        Ok(())
-    }
-    any_impl!();
-    fn finish(&mut self, n: usize) -> Result<ArrayRef> {
-        grow(&mut self.state, n, [0.0; 6]);
-        let out: Float64Array = self
-            .state
-            .iter()
-            .map(|&[count, _, _, m2x, m2y, cxy]| (count > 1.0).then(|| cxy / (m2x * m2y).sqrt()))
-            .collect();
-        Ok(Arc::new(out))
-    }
 }
 
 /// Casts argument columns to the accumulator's input types.

@@ -8,8 +8,8 @@ use sqlparser::ast::{
 
 use crate::error::{Result, SlothError};
 use crate::expr::{
-    AggFunc, Expr, FramePick, KeyOrder, RowsFrame, ScalarFunc, ScalarValue, SortKey, WindowFunc,
-    col, lit, parse_date32, when,
+    AggFunc, BitOp, Bivariate, Expr, FramePick, KeyOrder, RowsFrame, ScalarFunc, ScalarValue,
+    SortKey, WindowFunc, col, lit, parse_date32, when,
 };
 use crate::functions;
 
@@ -683,19 +683,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                     "count(DISTINCT ..) of several arguments",
                 ));
             }
-            let all_present = args
-                .into_iter()
-                .map(Expr::is_not_null)
-                .reduce(Expr::and)
-                .expect("several arguments");
-            agg(
-                AggFunc::Count,
-                vec![
-                    when(all_present)
-                        .then(lit(1))
-                        .otherwise(lit(ScalarValue::Null)),
-                ],
-            )
+            count_all_present(args)
         }
         "count" => agg(AggFunc::Count, args),
         "sum" => agg(AggFunc::Sum, args),
@@ -707,7 +695,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         // Population variance: the sample variance scaled by (n - 1) / n,
         // and 0 for a single value (whose sample variance is null).
         "var_pop" | "stddev_pop" => {
-            let [x] = one_argument(&name, args)?;
+            let [x] = arguments::<1>(&name, args)?;
             let n = || agg(AggFunc::Count, vec![x.clone()]).cast(DataType::Float64);
             let scaled = agg(AggFunc::Var, vec![x.clone()]) * (n() - lit(1.0)) / n();
             let var_pop = when(n().eq(lit(1.0))).then(lit(0.0)).otherwise(scaled);
@@ -719,7 +707,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         // bool_and / bool_or over booleans: the least / greatest as 0 or
         // 1, null for a group of nulls only.
         "bool_and" | "every" | "bool_or" => {
-            let [b] = one_argument(&name, args)?;
+            let [b] = arguments::<1>(&name, args)?;
             let func = if name == "bool_or" {
                 AggFunc::Max
             } else {
@@ -728,7 +716,15 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             agg(func, vec![b.cast(DataType::Int64)]).eq(lit(1))
         }
         "median" => agg(AggFunc::Median, args),
-        "corr" => agg(AggFunc::Corr, args),
+        // The pairs regr_* take: rows where both are non-null.
+        "regr_count" => count_all_present(Vec::from(arguments::<2>(&name, args)?)),
+        "bit_and" => agg(AggFunc::Bitwise(BitOp::And), args),
+        "bit_or" => agg(AggFunc::Bitwise(BitOp::Or), args),
+        "bit_xor" => agg(AggFunc::Bitwise(BitOp::Xor), args),
+        stat if Bivariate::from_name(stat).is_some() => {
+            let stat = Bivariate::from_name(stat).expect("checked");
+            agg(AggFunc::Bivariate(stat), args)
+        }
         "first" | "first_value" | "last" | "last_value" if order.is_some() => {
             let key = order.take().expect("checked");
             // The last row in an order is the first in the reverse one.
@@ -1086,8 +1082,31 @@ fn filter_aggregate(call: Expr, cond: Expr, f: &ast::Function) -> Result<Expr> {
 }
 
 /// The one argument of the aggregate `name`, or an error saying it takes one.
-fn one_argument(name: &str, args: Vec<Expr>) -> Result<[Expr; 1]> {
+/// The `N` arguments of a call of `name`, or an error that counts them.
+fn arguments<const N: usize>(name: &str, args: Vec<Expr>) -> Result<[Expr; N]> {
     let n = args.len();
-    <[Expr; 1]>::try_from(args)
-        .map_err(|_| SlothError::plan(format!("{name}() takes one argument, got {n}")))
+    let wanted = match N {
+        1 => "one argument".to_string(),
+        _ => format!("{N} arguments"),
+    };
+    <[Expr; N]>::try_from(args)
+        .map_err(|_| SlothError::plan(format!("{name}() takes {wanted}, got {n}")))
+}
+
+/// `count(a, b, ..)`: the rows where every argument is non-null.
+fn count_all_present(args: Vec<Expr>) -> Expr {
+    let all_present = args
+        .into_iter()
+        .map(Expr::is_not_null)
+        .reduce(Expr::and)
+        .unwrap_or(lit(true));
+    Expr::Agg {
+        func: AggFunc::Count,
+        args: vec![
+            when(all_present)
+                .then(lit(1))
+                .otherwise(lit(ScalarValue::Null)),
+        ],
+        distinct: false,
+    }
 }

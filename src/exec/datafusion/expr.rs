@@ -157,7 +157,8 @@ impl Translator<'_> {
             AggFunc::Std => ("stddev", None),
             AggFunc::Var => ("var_samp", None),
             AggFunc::Median => ("median", None),
-            AggFunc::Corr => ("corr", None),
+            AggFunc::Bivariate(b) => (b.name(), None),
+            AggFunc::Bitwise(_) => (func.name(), None),
             // Any row's value where a group has one (a scalar subquery's
             // value); like sloth's on parallel input, an arbitrary one else.
             AggFunc::First => ("first_value", None),

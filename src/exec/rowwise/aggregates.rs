@@ -4,7 +4,8 @@ use std::collections::HashSet;
 
 use super::value::Value;
 use crate::error::Result;
-use crate::expr::{AggFunc, KeyOrder};
+use crate::expr::{AggFunc, BitOp, Bivariate, KeyOrder};
+use crate::kernels::accumulators::CoMoments;
 
 /// The state of one aggregate for one group.
 #[derive(Debug, Clone)]
@@ -50,15 +51,10 @@ pub enum RowAcc {
         separator: Option<Value>,
         items: Vec<(Value, Value)>,
     },
-    /// co-moments for corr
-    Corr {
-        n: f64,
-        mx: f64,
-        my: f64,
-        m2x: f64,
-        m2y: f64,
-        cxy: f64,
-    },
+    /// co-moments for corr, covar_* and regr_*
+    Bivariate { stat: Bivariate, moments: CoMoments },
+    /// bit_and / bit_or / bit_xor: the bits so far
+    Bitwise { op: BitOp, bits: Option<i64> },
 }
 
 impl RowAcc {
@@ -119,14 +115,11 @@ impl RowAcc {
                 separator: None,
                 items: vec![],
             },
-            AggFunc::Corr => RowAcc::Corr {
-                n: 0.0,
-                mx: 0.0,
-                my: 0.0,
-                m2x: 0.0,
-                m2y: 0.0,
-                cxy: 0.0,
+            AggFunc::Bivariate(stat) => RowAcc::Bivariate {
+                stat,
+                moments: CoMoments::default(),
             },
+            AggFunc::Bitwise(op) => RowAcc::Bitwise { op, bits: None },
         }
     }
 
@@ -228,23 +221,20 @@ impl RowAcc {
                     values.push(x);
                 }
             }
-            RowAcc::Corr {
-                n,
-                mx,
-                my,
-                m2x,
-                m2y,
-                cxy,
-            } => {
-                let y = args.get(1).and_then(|a| a.as_f64());
-                if let (Some(x), Some(y)) = (v.as_f64(), y) {
-                    *n += 1.0;
-                    let (dx, dy) = (x - *mx, y - *my);
-                    *mx += dx / *n;
-                    *my += dy / *n;
-                    *m2x += dx * (x - *mx);
-                    *m2y += dy * (y - *my);
-                    *cxy += dx * (y - *my);
+            RowAcc::Bivariate { moments, .. } => {
+                let x = args.get(1).and_then(|a| a.as_f64());
+                if let (Some(y), Some(x)) = (v.as_f64(), x) {
+                    moments.push(y, x);
+                }
+            }
+            RowAcc::Bitwise { op, bits } => {
+                if let Value::Int(v) = v {
+                    *bits = Some(match (*bits, op) {
+                        (None, _) => v,
+                        (Some(a), BitOp::And) => a & v,
+                        (Some(a), BitOp::Or) => a | v,
+                        (Some(a), BitOp::Xor) => a ^ v,
+                    });
                 }
             }
         }
@@ -313,15 +303,10 @@ impl RowAcc {
                 let mut v = values.clone();
                 crate::kernels::accumulators::quantile(&mut v, *q).map_or(Value::Null, Value::Float)
             }
-            RowAcc::Corr {
-                n, m2x, m2y, cxy, ..
-            } => {
-                if *n > 1.0 {
-                    Value::Float(cxy / (m2x * m2y).sqrt())
-                } else {
-                    Value::Null
-                }
+            RowAcc::Bivariate { stat, moments } => {
+                moments.finish(*stat).map_or(Value::Null, Value::Float)
             }
+            RowAcc::Bitwise { bits, .. } => bits.map_or(Value::Null, Value::Int),
         }
     }
 }
