@@ -592,6 +592,24 @@ fn lag_and_lead_stop_at_partition_edges() {
         q("select n_name from nation qualify lag(n_name, 0) over (order by n_name) = n_name").len(),
         25
     );
+    // Offsets are part of the default column names, so two lags of one
+    // column are two columns.
+    let lags = c
+        .sql("select lag(n_name) over (order by n_name), lag(n_name, 2) over (order by n_name), lead(n_name, 3) over (order by n_name) from nation")
+        .unwrap();
+    assert_eq!(
+        lags.schema()
+            .unwrap()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect::<Vec<_>>(),
+        [
+            "lag(n_name) over (order by n_name)",
+            "lag(n_name, 2) over (order by n_name)",
+            "lead(n_name, 3) over (order by n_name)"
+        ]
+    );
     for (sql, what) in [
         ("select lag(n_name) over () from nation", "needs ORDER BY"),
         (

@@ -1331,6 +1331,8 @@ impl fmt::Display for Expr {
                 }
                 let n = match func {
                     WindowFunc::Value(FramePick::Nth(n), _) => format!(", {n}"),
+                    // The offset, unless it is the default 1.
+                    WindowFunc::Lag(n) | WindowFunc::Lead(n) if *n != 1 => format!(", {n}"),
                     WindowFunc::Ntile(n) => n.to_string(),
                     _ => String::new(),
                 };
@@ -1350,6 +1352,29 @@ impl fmt::Display for Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shifts_print_their_offset_unless_it_is_one() {
+        let order = || {
+            vec![SortKey {
+                expr: col("t"),
+                descending: false,
+                nulls_last: true,
+            }]
+        };
+        assert_eq!(
+            col("x").lag(1, vec![], order()).to_string(),
+            "lag(x) OVER (ORDER BY t)"
+        );
+        assert_eq!(
+            col("x").lag(2, vec![], order()).to_string(),
+            "lag(x, 2) OVER (ORDER BY t)"
+        );
+        assert_eq!(
+            col("x").lead(3, vec![], order()).to_string(),
+            "lead(x, 3) OVER (ORDER BY t)"
+        );
+    }
 
     #[test]
     fn distribution_functions_follow_sql() {
