@@ -166,6 +166,8 @@ fn every_node_and_expression_kind_translates() {
          regr_count(f, x) as rc, regr_sxy(f, x) as sxy from t group by k",
         "select k, bit_and(x) as ba, bit_or(x) as bo, bit_xor(x) as bx, md5(k) as h, \
          make_date(2000, 1, 1) as md from t group by k",
+        "select k, x % 2 as p, count(*) as n, grouping(k, x % 2) as g from t \
+         group by cube (k, x % 2)",
         "select distinct k from t",
         "select k, sum(x) as s from t group by k having sum(x) > 5",
         // Every join kind, with and without a condition beyond the keys.

@@ -980,8 +980,8 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
         ),
         ("select n_name from nation for update", "FOR UPDATE"),
         (
-            "select n_name, count(*) from nation group by n_name with rollup",
-            "ROLLUP",
+            "select n_name, count(*) from nation group by n_name with totals",
+            "TOTALS",
         ),
         ("from nation select n_name", "FROM-first"),
         (
@@ -2228,6 +2228,114 @@ fn bit_aggregates_equal_the_bits_computed_row_by_row() {
     assert_refused(
         &c,
         &[("select bit_or(n_name) from nation", "needs an integer")],
+    );
+}
+
+#[test]
+fn grouping_sets_rollup_and_cube_equal_their_union_all_spellings() {
+    let on = ctx(OptimizerOptions::default());
+    let off = ctx(OptimizerOptions::none());
+    // Key, a second key that ties, and an aggregate that sums.
+    let from = "from nation where n_nationkey < 20";
+    let a = "n_regionkey";
+    let b = "n_nationkey % 2";
+    let aggs = "count(*), sum(n_nationkey)";
+    let by = |keys: &str, a_out: &str, b_out: &str, g: i64| {
+        let group = if keys.is_empty() {
+            String::new()
+        } else {
+            format!(" group by {keys}")
+        };
+        format!("select {a_out}, {b_out}, {aggs}, {g} as g {from}{group}")
+    };
+    let union = |branches: &[String]| branches.join(" union all ");
+    let cases = [
+        (
+            format!(
+                "select {a}, {b}, {aggs}, grouping({a}, {b}) as g {from} group by rollup ({a}, {b})"
+            ),
+            union(&[
+                by(&format!("{a}, {b}"), a, b, 0),
+                by(a, a, "null", 1),
+                by("", "null", "null", 3),
+            ]),
+        ),
+        (
+            format!(
+                "select {a}, {b}, {aggs}, grouping({a}, {b}) as g {from} group by cube ({a}, {b})"
+            ),
+            union(&[
+                by(&format!("{a}, {b}"), a, b, 0),
+                by(a, a, "null", 1),
+                by(b, "null", b, 2),
+                by("", "null", "null", 3),
+            ]),
+        ),
+        // Repeated sets are kept, as PostgreSQL's; a plain key joins every set.
+        (
+            format!(
+                "select {a}, {b}, {aggs}, grouping({b}) as g {from} \
+                 group by {a}, grouping sets (({b}), ({b}), ())"
+            ),
+            union(&[
+                by(&format!("{a}, {b}"), a, b, 0),
+                by(&format!("{a}, {b}"), a, b, 0),
+                by(a, a, "null", 1),
+            ]),
+        ),
+        (
+            format!("select {a}, {b}, {aggs}, 0 as g {from} group by {a}, {b} with rollup"),
+            union(&[
+                by(&format!("{a}, {b}"), a, b, 0),
+                by(a, a, "null", 0),
+                by("", "null", "null", 0),
+            ]),
+        ),
+    ];
+    for (sets, spelled) in &cases {
+        let want = sorted_csv(&on, spelled);
+        assert_eq!(sorted_csv(&on, sets), want, "{sets}");
+        assert_eq!(sorted_csv(&off, sets), want, "{sets}: optimizer off");
+        let rows = rows_on_both_executors(&on, sets);
+        assert_eq!(rows.len(), want.lines().count() - 1, "{sets}: row-wise");
+    }
+    // HAVING filters and ORDER BY sorts the rows of every set; an empty
+    // input still has its grand total.
+    assert_eq!(
+        common::rows(
+            &on.sql(&format!(
+                "select {a}, count(*) as n {from} group by rollup ({a}) \
+                 having count(*) > 3 order by n desc, {a}"
+            ))
+            .unwrap()
+        ),
+        ["null|20", "0|5", "1|4", "2|4", "4|4"]
+    );
+    assert_eq!(
+        common::rows(
+            &on.sql(
+                "select n_regionkey, count(*) from nation where false group by rollup (n_regionkey)"
+            )
+            .unwrap()
+        ),
+        ["null|0"]
+    );
+    assert_refused(
+        &on,
+        &[
+            (
+                "select grouping(n_name) from nation",
+                "GROUPING() belongs in",
+            ),
+            (
+                "select n_regionkey, grouping(n_name) from nation group by rollup (n_regionkey)",
+                "'n_name' is not one of GROUP BY's",
+            ),
+            (
+                "select n_name, count(*) from nation group by rollup (n_regionkey)",
+                "must appear in GROUP BY",
+            ),
+        ],
     );
 }
 

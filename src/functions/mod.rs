@@ -29,6 +29,7 @@ use unary_builders;
 mod conditional;
 mod datetime;
 mod digest;
+mod grouping;
 mod math;
 mod pattern;
 mod regex;
@@ -45,6 +46,7 @@ use crate::expr::function::{ColumnarValue, repeat_scalar};
 
 pub use conditional::{COALESCE, GREATEST, LEAST, SCALAR_SUBQUERY_VALUE};
 pub use datetime::{DATE_TRUNC, DAY, DAY_OF_WEEK, DAY_OF_YEAR, MONTH, QUARTER, YEAR};
+pub use grouping::GROUPING;
 pub use math::{ABS, CEIL, FLOOR, LOG10, POWER, ROUND, SIGN, TRUNC};
 pub use pattern::{CONTAINS, ENDS_WITH, LIKE, NOT_LIKE, STARTS_WITH};
 pub use string::{
@@ -62,6 +64,7 @@ pub fn all() -> Vec<ScalarFunc> {
         conditional::functions(),
         regex::functions(),
         digest::functions(),
+        grouping::functions(),
     ]
     .concat()
 }

@@ -831,6 +831,8 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             }
         },
         "date_part" | "datepart" => date_part(args)?,
+        // Given its values by the aggregation's planner.
+        "grouping" | "grouping_id" if !args.is_empty() => scalar(functions::GROUPING, args),
         // nullif(a, b): null where a = b, else a.
         "nullif" => match <[Expr; 2]>::try_from(args) {
             Ok([a, b]) => Expr::Case {

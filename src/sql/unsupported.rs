@@ -1,6 +1,6 @@
 //! Clauses sloth does not run are refused by name.
 //!
-//! sqlparser parses far more than sloth plans: `GROUP BY .. WITH ROLLUP`,
+//! sqlparser parses far more than sloth plans: `GROUP BY ALL WITH TOTALS`,
 //! `LIMIT .. BY`, `TABLESAMPLE`, `DISTINCT ON`, `FOR UPDATE` and many more
 //! arrive as fields of the statement's structs. A planner that read only the
 //! fields it knows would drop the others without a word and return wrong
@@ -76,11 +76,10 @@ pub(super) fn check_select(s: &Select) -> Result<()> {
             "FROM-first SELECT",
         ),
     ])?;
+    // WITH ROLLUP / WITH CUBE are planned with the grouping sets.
     match &s.group_by {
-        GroupByExpr::Expressions(_, modifiers) | GroupByExpr::All(modifiers)
-            if !modifiers.is_empty() =>
-        {
-            refuse(format!("GROUP BY .. {}", modifiers[0]))
+        GroupByExpr::All(modifiers) if !modifiers.is_empty() => {
+            refuse(format!("GROUP BY ALL {}", modifiers[0]))
         }
         _ => Ok(()),
     }

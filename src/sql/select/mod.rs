@@ -89,9 +89,9 @@ impl QueryPlanner<'_> {
         // aggregation, unless it reads them.
         let pending: Vec<_> = resolver.pending.borrow_mut().drain(..).collect();
         if aggregate::needs_aggregate(s, &outputs) {
-            let mut keys = aggregate::group_keys(&resolver, s, &outputs.items, visible)?;
-            keys.extend(correlated_columns.iter().map(|c| col(c.as_str())));
-            plan = aggregate::aggregate(&resolver, plan, keys, &mut outputs, pending)?;
+            let mut grouping = aggregate::group_keys(&resolver, s, &outputs.items, visible)?;
+            grouping.add_keys(correlated_columns.iter().map(|c| col(c.as_str())));
+            plan = aggregate::aggregate(&resolver, plan, grouping, &mut outputs, pending)?;
         } else {
             resolver.pending.borrow_mut().extend(pending);
             plan = resolver.apply_pending(plan);
