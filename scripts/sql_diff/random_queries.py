@@ -122,6 +122,12 @@ class Gen:
         aggs = ", ".join(self.aggregate(table) for _ in range(self.r.randint(1, 3)))
         where = f" where {self.predicate(table)}" if self.r.random() < 0.6 else ""
         having = f" having count(*) > {self.r.randint(0, 50)}" if self.r.random() < 0.3 else ""
+        if self.r.random() < 0.15:
+            other = self.pick([k for k in keys if k != key])
+            sets = self.pick([f"rollup ({key}, {other})", f"cube ({key}, {other})",
+                              f"grouping sets (({key}), ({other}), ())"])
+            return (f"select {key} as g, {other} as h, grouping({key}, {other}), count(*), {aggs} "
+                    f"from {table}{where} group by {sets}{having}")
         return f"select {key} as g, count(*), {aggs} from {table}{where} group by {key}{having}"
 
     def join(self) -> str:
