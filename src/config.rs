@@ -159,6 +159,9 @@ pub struct SessionConfig {
     /// `FROM 'f.csv'`), besides the tables registered with it. On by
     /// default, as in DuckDB; off, a query reads registered tables only.
     pub enable_external_access: bool,
+    /// How many times the recursive term of a `WITH RECURSIVE` query may
+    /// run before the query fails as one that does not end.
+    pub max_recursion: usize,
 }
 
 impl Default for SessionConfig {
@@ -172,9 +175,13 @@ impl Default for SessionConfig {
             engine: Engine::default(),
             scheduler: None,
             enable_external_access: true,
+            max_recursion: DEFAULT_MAX_RECURSION,
         }
     }
 }
+
+/// The default of [`SessionConfig::max_recursion`].
+pub const DEFAULT_MAX_RECURSION: usize = 10_000;
 
 /// The names [`SessionConfig::set`] takes, each with what it sets.
 pub const SETTINGS: &[(&str, &str)] = &[
@@ -207,6 +214,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
     (
         "enable_external_access",
         "whether SQL may read files it names (read_parquet('f'), FROM 'f.csv'): true or false; default true",
+    ),
+    (
+        "max_recursion",
+        "how many times a WITH RECURSIVE term may run before the query fails; default 10000",
     ),
 ];
 
@@ -356,6 +367,13 @@ impl SessionConfig {
                     }
                 }
             }
+            "max_recursion" => {
+                self.max_recursion = value.parse().map_err(|_| {
+                    SlothError::Config(format!(
+                        "max_recursion must be a whole number, got '{value}'"
+                    ))
+                })?
+            }
             _ => return Err(unknown_setting(name)),
         }
         Ok(())
@@ -379,6 +397,7 @@ impl SessionConfig {
                 .clone()
                 .unwrap_or_else(|| "in-process".to_string()),
             "enable_external_access" => self.enable_external_access.to_string(),
+            "max_recursion" => self.max_recursion.to_string(),
             _ => return Err(unknown_setting(name)),
         })
     }

@@ -2339,6 +2339,94 @@ fn grouping_sets_rollup_and_cube_equal_their_union_all_spellings() {
     );
 }
 
+#[test]
+fn recursive_ctes_iterate_to_a_fixpoint() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |sql: &str| common::rows(&c.sql(sql).unwrap());
+    // Counting: 1..=100.
+    assert_eq!(
+        q(
+            "with recursive r(n) as (select 1 union all select n + 1 from r where n < 100) \
+           select count(*), sum(n) from r"
+        ),
+        [format!("100|{}", (1..=100).sum::<i64>())]
+    );
+    // UNION ends on a cycle: the orbit of 0 under x -> (7x + 3) mod 25.
+    let mut orbit = vec![0i64];
+    while let Some(next) = orbit
+        .last()
+        .map(|x| (x * 7 + 3) % 25)
+        .filter(|n| !orbit.contains(n))
+    {
+        orbit.push(next);
+    }
+    orbit.sort();
+    assert_eq!(
+        q(
+            "with recursive o(x) as (select 0 union select (x * 7 + 3) % 25 from o) \
+           select x from o order by x"
+        ),
+        orbit.iter().map(|x| x.to_string()).collect::<Vec<_>>()
+    );
+    // A step that joins a table: the nations reachable from nation 0 by
+    // edges n -> m where m's region is n's key mod 5, walked in Rust too.
+    let edges: Vec<(i64, i64)> = q("select a.n_nationkey, b.n_nationkey from nation a \
+                                    join nation b on b.n_regionkey = a.n_nationkey % 5")
+    .iter()
+    .map(|r| {
+        let (a, b) = r.split_once('|').unwrap();
+        (a.parse().unwrap(), b.parse().unwrap())
+    })
+    .collect();
+    let mut reached = vec![0i64];
+    let mut i = 0;
+    while i < reached.len() {
+        for &(a, b) in &edges {
+            if a == reached[i] && !reached.contains(&b) {
+                reached.push(b);
+            }
+        }
+        i += 1;
+    }
+    reached.sort();
+    assert_eq!(
+        q(
+            "with recursive reach(k) as (select 0 union select b.n_nationkey from reach \
+           join nation a on a.n_nationkey = reach.k join nation b on b.n_regionkey = a.n_nationkey % 5) \
+           select k from reach order by k"
+        ),
+        reached.iter().map(|x| x.to_string()).collect::<Vec<_>>()
+    );
+    // A CTE of WITH RECURSIVE that does not read itself is an ordinary one.
+    assert_eq!(
+        q("with recursive one as (select 1 as n union all select 2) select sum(n) from one"),
+        ["3"]
+    );
+    assert_refused(
+        &c,
+        &[
+            (
+                "with recursive r(n) as (select 1 union all select n + 1 from r) select * from r",
+                "still gave rows after 10000 steps (SET max_recursion",
+            ),
+            (
+                "with recursive r(n) as (select 1 union all select n, n from r) select * from r",
+                "gives 2 columns, its base term 1",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn max_recursion_is_a_setting() {
+    let mut c = ctx(OptimizerOptions::default());
+    let sql = "with recursive r(n) as (select 1 union all select n + 1 from r where n < 50) \
+               select count(*) from r";
+    assert_eq!(run_mut(&mut c, sql), "count(*)\n50\n");
+    run_mut(&mut c, "set max_recursion = 10");
+    assert!(run_mut(&mut c, sql).contains("after 10 steps"));
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

@@ -9,6 +9,7 @@ mod copy_options;
 mod ddl;
 mod expr;
 mod planner;
+mod recursive;
 mod select;
 mod set_operations;
 mod subquery;

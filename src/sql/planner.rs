@@ -177,17 +177,17 @@ impl<'a> QueryPlanner<'a> {
         check_query(q)?;
         let saved = self.ctes.borrow().clone();
         if let Some(with) = &q.with {
-            if with.recursive {
-                return Err(SlothError::unsupported("WITH RECURSIVE"));
-            }
             let mut defined = Vec::new();
             for cte in &with.cte_tables {
                 let name = ident(&cte.alias.name);
                 if defined.contains(&name) {
                     return Err(SlothError::plan(format!("WITH defines '{name}' twice")));
                 }
-                let plan = self.plan_query(&cte.query)?;
-                let plan = renamed(plan, &cte.alias.columns)?;
+                let plan = if with.recursive {
+                    self.plan_recursive_cte(&name, cte)?
+                } else {
+                    renamed(self.plan_query(&cte.query)?, &cte.alias.columns)?
+                };
                 self.ctes.borrow_mut().insert(name.clone(), Arc::new(plan));
                 defined.push(name);
             }
@@ -244,7 +244,7 @@ impl<'a> QueryPlanner<'a> {
         Ok(plan)
     }
 
-    fn plan_set_expr(&self, body: &SetExpr) -> Result<LogicalPlan> {
+    pub(super) fn plan_set_expr(&self, body: &SetExpr) -> Result<LogicalPlan> {
         match body {
             SetExpr::Select(s) => self.plan_select(s, &[]),
             SetExpr::Query(q) => self.plan_query(q),
