@@ -2427,6 +2427,33 @@ fn max_recursion_is_a_setting() {
     assert!(run_mut(&mut c, sql).contains("after 10 steps"));
 }
 
+#[test]
+fn order_by_all_sorts_by_every_output_column() {
+    let c = ctx(OptimizerOptions::default());
+    let q = |sql: &str| common::rows(&c.sql(sql).unwrap());
+    for (all, spelled) in [
+        (
+            "select n_regionkey, n_name from nation order by all",
+            "select n_regionkey, n_name from nation order by 1, 2",
+        ),
+        (
+            "select n_regionkey, n_name from nation order by all desc",
+            "select n_regionkey, n_name from nation order by 1 desc, 2 desc",
+        ),
+        (
+            "select n_regionkey % 3 as r from nation union select null order by all nulls first",
+            "select n_regionkey % 3 as r from nation union select null order by 1 nulls first",
+        ),
+    ] {
+        assert_eq!(q(all), q(spelled), "{all}");
+    }
+    // A column that is really called "all" is still a column when quoted.
+    assert_eq!(
+        q("select n_nationkey as \"all\" from nation where n_nationkey < 3 order by \"all\" desc"),
+        ["2", "1", "0"]
+    );
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

@@ -192,11 +192,15 @@ impl<'a> QueryPlanner<'a> {
                 defined.push(name);
             }
         }
-        let order_by: Vec<&ast::OrderByExpr> = match &q.order_by {
-            None => vec![],
+        let (order_by, order_by_all): (Vec<&ast::OrderByExpr>, _) = match &q.order_by {
+            None => (vec![], None),
             Some(ob) => match &ob.kind {
-                ast::OrderByKind::Expressions(e) => e.iter().collect(),
-                ast::OrderByKind::All(_) => return Err(SlothError::unsupported("ORDER BY ALL")),
+                // The generic dialect reads `ORDER BY ALL` as a column `all`.
+                ast::OrderByKind::Expressions(e) => match e.as_slice() {
+                    [only] if is_keyword_all(&only.expr) => (vec![], Some(&only.options)),
+                    _ => (e.iter().collect(), None),
+                },
+                ast::OrderByKind::All(options) => (vec![], Some(options)),
             },
         };
         let mut plan = match q.body.as_ref() {
@@ -206,6 +210,9 @@ impl<'a> QueryPlanner<'a> {
                 self.order_by_output(plan, &order_by)?
             }
         };
+        if let Some(options) = order_by_all {
+            plan = order_by_all_columns(plan, options)?;
+        }
         let (mut limit, offset) = match &q.limit_clause {
             None => (None, 0),
             Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
@@ -367,6 +374,32 @@ pub(super) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
         descending,
         nulls_last,
     }
+}
+
+/// An unquoted `all`, which as the only ORDER BY key means `ORDER BY ALL`.
+fn is_keyword_all(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("all"))
+}
+
+/// `ORDER BY ALL` (DuckDB's): by every output column, left to right, each
+/// in the direction and null order given.
+fn order_by_all_columns(plan: LogicalPlan, options: &ast::OrderByOptions) -> Result<LogicalPlan> {
+    let by = plan
+        .column_names()?
+        .iter()
+        .map(|name| {
+            let key = ast::OrderByExpr {
+                expr: ast::Expr::Identifier(ast::Ident::new(name.as_str())),
+                options: options.clone(),
+                with_fill: None,
+            };
+            sort_key(col(name.as_str()), &key)
+        })
+        .collect();
+    Ok(LogicalPlan::Sort {
+        input: Arc::new(plan),
+        by,
+    })
 }
 
 /// The 0-based output position an ORDER BY / GROUP BY key names when it
