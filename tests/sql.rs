@@ -2454,6 +2454,87 @@ fn order_by_all_sorts_by_every_output_column() {
     );
 }
 
+#[test]
+fn parameters_read_as_the_literals_they_stand_for() {
+    use sloth::expr::ScalarValue;
+    let c = ctx(OptimizerOptions::default());
+    let date = ScalarValue::Date32(Some(9131)); // 1995-01-01
+    let cases: [(&str, Vec<ScalarValue>, &str); 4] = [
+        (
+            "select count(*) from lineitem where l_shipdate >= $1 and l_quantity < $2",
+            vec![date, 24i64.into()],
+            "select count(*) from lineitem where l_shipdate >= date '1995-01-01' and l_quantity < 24",
+        ),
+        // One parameter read twice, a string, a float.
+        (
+            "select n_name from nation where n_name < $1 or n_name = $1 or n_nationkey * 1.5 > $2",
+            vec!["CHINA".into(), 30.0f64.into()],
+            "select n_name from nation where n_name < 'CHINA' or n_name = 'CHINA' or n_nationkey * 1.5 > 30.0",
+        ),
+        (
+            "select coalesce($1, 'none') as v",
+            vec![ScalarValue::Null],
+            "select coalesce(null, 'none') as v",
+        ),
+        (
+            "select r_name from region where r_regionkey in (select n_regionkey from nation where n_nationkey = $1)",
+            vec![7i64.into()],
+            "select r_name from region where r_regionkey in (select n_regionkey from nation where n_nationkey = 7)",
+        ),
+    ];
+    for (sql, params, literal) in cases {
+        let with_params = c.sql_with_params(sql, &params).unwrap().collect().unwrap();
+        assert_eq!(
+            with_params.to_sorted_csv().unwrap(),
+            sorted_csv(&c, literal),
+            "{sql}"
+        );
+    }
+    let e = c
+        .sql_with_params("select $1 + $3", &[1i64.into()])
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("no value for parameter $3 (1 given)"),
+        "{e}"
+    );
+    let e = c.sql("select ?").unwrap_err();
+    assert!(e.to_string().contains("parameters are $1, $2"), "{e}");
+}
+
+#[test]
+fn prepared_statements_run_with_each_execute_s_values() {
+    let mut c = ctx(OptimizerOptions::default());
+    assert_eq!(
+        run_mut(
+            &mut c,
+            "prepare by_region as select count(*) as n from nation where n_regionkey = $1"
+        ),
+        ""
+    );
+    for region in 0..5 {
+        assert_eq!(
+            run_mut(&mut c, &format!("execute by_region({region})")),
+            run_mut(
+                &mut c,
+                &format!("select count(*) as n from nation where n_regionkey = {region}")
+            )
+        );
+    }
+    // Values are constant expressions.
+    assert_eq!(
+        run_mut(&mut c, "execute by_region(1 + 1)"),
+        run_mut(&mut c, "execute by_region(2)")
+    );
+    assert!(run_mut(&mut c, "execute by_region(n_name)").contains("is not a constant"));
+    assert_eq!(run_mut(&mut c, "deallocate by_region"), "");
+    assert!(
+        run_mut(&mut c, "execute by_region(1)").contains("no prepared statement named 'by_region'")
+    );
+    assert!(run_mut(&mut c, "prepare p as select $2").is_empty());
+    assert!(run_mut(&mut c, "execute p(1)").contains("no value for parameter $2 (1 given)"));
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

@@ -460,13 +460,15 @@ fn as_frame(data: &Bound<'_, PyAny>) -> PyResult<LazyFrame> {
 
 /// Plans a SQL query. `data` registers every file of a directory as a table
 /// named by its stem; `tables` maps names to frames, Arrow data or paths;
-/// keyword arguments are settings (`threads=2`, `memory_limit="4GB"`).
+/// `params` are the values of `$1`, `$2`, ..; keyword arguments are
+/// settings (`threads=2`, `memory_limit="4GB"`).
 #[pyfunction]
-#[pyo3(signature = (query, data=None, tables=None, **settings))]
+#[pyo3(signature = (query, data=None, tables=None, params=None, **settings))]
 pub fn sql(
     query: &str,
     data: Option<PathBuf>,
     tables: Option<&Bound<'_, PyDict>>,
+    params: Option<Vec<Bound<'_, PyAny>>>,
     settings: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyLazyFrame> {
     let config = configured(SessionConfig::from_env().py()?, settings)?;
@@ -477,7 +479,10 @@ pub fn sql(
     for (name, table) in tables.into_iter().flatten() {
         context.register(&name.extract::<String>()?, as_frame(&table)?);
     }
-    Ok(context.sql(query).py()?.into())
+    let params = (params.iter().flatten())
+        .map(crate::expr::scalar)
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(context.sql_with_params(query, &params).py()?.into())
 }
 
 /// A lazy scan of a Parquet file (or a directory or glob of them).

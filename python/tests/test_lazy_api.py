@@ -172,6 +172,15 @@ def test_sql_over_frames_and_arrow_data(frame, sales):
     ]
     again = sloth.sql("select count(*) as n from f", tables={"f": frame}, threads=2).collect()
     assert rows(again) == [{"n": 6}]
+    # $1, $2 read params; the same query with the values written in.
+    with_params = sloth.sql(
+        "select city, sum(units) as units from s where price < $1 and city <> $2 group by city order by city",
+        tables={"s": sales},
+        params=[5, "Lima"],
+    ).collect()
+    assert rows(with_params) == [{"city": "Kyiv", "units": 7}, {"city": "Oslo", "units": 5}]
+    with pytest.raises(sloth.SlothError, match=r"no value for parameter \$2"):
+        sloth.sql("select $1 + $2 as n", params=[1])
 
 
 def test_a_collected_frame_queries_again_and_writes_files(frame, tmp_path):

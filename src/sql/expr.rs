@@ -17,6 +17,12 @@ use crate::functions;
 pub trait Resolver {
     /// `name` or `qualifier.name` → the plan's column name.
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String>;
+    /// The value bound to the statement's parameter `$n` (1-based).
+    fn parameter(&self, n: usize) -> Result<Expr> {
+        Err(SlothError::plan(format!(
+            "no value for parameter ${n}: the statement has no parameters here"
+        )))
+    }
     /// A scalar subquery `(SELECT ...)` → an expression for its value.
     fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
         Err(SlothError::unsupported(format!(
@@ -154,7 +160,10 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
                 _ => return Err(SlothError::unsupported(format!("column reference '{e}'"))),
             }
         }
-        ast::Expr::Value(v) => Expr::Literal(value(&v.value)?),
+        ast::Expr::Value(v) => match &v.value {
+            Value::Placeholder(p) => r.parameter(parameter_number(p)?)?,
+            other => Expr::Literal(value(other)?),
+        },
         ast::Expr::Nested(e) => c(e)?,
         ast::Expr::BinaryOp { .. } => binary_chain(e, r)?,
         ast::Expr::UnaryOp { op, expr } => match op {
@@ -368,6 +377,17 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
         ast::Expr::Exists { .. } | ast::Expr::In { .. } => r.subquery_predicate(e)?,
         other => return Err(SlothError::unsupported(format!("expression '{other}'"))),
     })
+}
+
+/// The number of a `$n` placeholder; other forms (`?`, `:name`) are
+/// refused by name.
+fn parameter_number(p: &str) -> Result<usize> {
+    p.strip_prefix('$')
+        .and_then(|n| n.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .ok_or_else(|| {
+            SlothError::unsupported(format!("parameter '{p}' (parameters are $1, $2, ..)"))
+        })
 }
 
 fn value(v: &Value) -> Result<ScalarValue> {

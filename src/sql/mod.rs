@@ -9,6 +9,7 @@ mod copy_options;
 mod ddl;
 mod expr;
 mod planner;
+mod prepared;
 mod recursive;
 mod select;
 mod set_operations;
@@ -62,6 +63,8 @@ pub struct SqlContext {
     csv: CsvOptions,
     /// Stops the queries this context runs (see [`SqlContext::set_cancel`]).
     cancel: crate::exec::CancelToken,
+    /// Queries kept by `PREPARE name AS ..`, by name.
+    prepared: BTreeMap<String, Box<sqlparser::ast::Query>>,
 }
 
 /// What a statement produced.
@@ -334,12 +337,15 @@ impl SqlContext {
                         return Ok(output);
                     }
                 }
-                if let Ok(statement) = self.parse(sql)
-                    && let Some(output) = crate::config::on_large_stack(|| {
+                if let Ok(statement) = self.parse(sql) {
+                    if let Some(output) = crate::config::on_large_stack(|| {
                         self.ddl(&statement, &copy_options::CopyOptions::default())
-                    })?
-                {
-                    return Ok(output);
+                    })? {
+                        return Ok(output);
+                    }
+                    if let Some(output) = self.prepare_statement(&statement)? {
+                        return Ok(output);
+                    }
                 }
                 self.execute(sql)
             }
@@ -357,6 +363,14 @@ impl SqlContext {
         }
         match self.parse(sql)? {
             Statement::Query(q) => Ok(SqlOutput::Frame(self.plan_query(&q)?.collect()?)),
+            Statement::Execute {
+                name: Some(name),
+                parameters,
+                immediate: false,
+                ..
+            } => Ok(SqlOutput::Frame(
+                self.execute_prepared(&name, &parameters)?.collect()?,
+            )),
             Statement::Explain {
                 statement, analyze, ..
             } => {
@@ -411,7 +425,18 @@ impl SqlContext {
     }
 
     fn plan_query(&self, q: &sqlparser::ast::Query) -> Result<LazyFrame> {
-        let plan = planner::QueryPlanner::new(self).plan_query(q)?;
+        self.plan_query_with(q, vec![])
+    }
+
+    /// Plans a query whose `$n` reads `params[n - 1]`.
+    fn plan_query_with(
+        &self,
+        q: &sqlparser::ast::Query,
+        params: Vec<crate::expr::Expr>,
+    ) -> Result<LazyFrame> {
+        let plan = planner::QueryPlanner::new(self)
+            .with_params(params)
+            .plan_query(q)?;
         let lf = LazyFrame::from(plan)
             .with_config(self.config.clone())
             .with_cancel(self.cancel.clone());

@@ -60,6 +60,8 @@ pub struct QueryPlanner<'a> {
     pub(super) ctx: &'a SqlContext,
     pub(super) ctes: RefCell<BTreeMap<String, Arc<LogicalPlan>>>,
     next_id: Cell<usize>,
+    /// The values of `$1`, `$2`, .. (constants).
+    params: Vec<Expr>,
 }
 
 pub(super) fn ident(i: &ast::Ident) -> String {
@@ -162,7 +164,24 @@ impl<'a> QueryPlanner<'a> {
             ctx,
             ctes: RefCell::new(BTreeMap::new()),
             next_id: Cell::new(0),
+            params: vec![],
         }
+    }
+
+    /// A planner whose statements read `params` as `$1`, `$2`, ...
+    pub fn with_params(mut self, params: Vec<Expr>) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The value of `$n`.
+    pub(super) fn parameter(&self, n: usize) -> Result<Expr> {
+        self.params.get(n - 1).cloned().ok_or_else(|| {
+            SlothError::plan(format!(
+                "no value for parameter ${n} ({} given)",
+                self.params.len()
+            ))
+        })
     }
 
     /// A fresh number for naming subquery columns.

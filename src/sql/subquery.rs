@@ -93,6 +93,10 @@ pub(in crate::sql) struct SelectResolver<'p, 'a> {
 }
 
 impl Resolver for SelectResolver<'_, '_> {
+    fn parameter(&self, n: usize) -> Result<Expr> {
+        self.planner.parameter(n)
+    }
+
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
         match self.scope.resolve(qualifier, name) {
             Err(e @ SlothError::ColumnNotFound { .. }) => match self.outer {

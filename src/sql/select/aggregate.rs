@@ -449,6 +449,9 @@ impl WithAliases<'_> {
 }
 
 impl Resolver for WithAliases<'_> {
+    fn parameter(&self, n: usize) -> Result<Expr> {
+        self.inner.parameter(n)
+    }
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
         match self.inner.resolve(qualifier, name) {
             Err(SlothError::ColumnNotFound { .. })
