@@ -2535,6 +2535,101 @@ fn prepared_statements_run_with_each_execute_s_values() {
     assert!(run_mut(&mut c, "execute p(1)").contains("no value for parameter $2 (1 given)"));
 }
 
+#[test]
+fn untyped_nulls_and_quoted_constants_type_as_in_postgresql() {
+    let c = ctx(OptimizerOptions::default());
+    // A null argument of a strict function makes its value null.
+    assert_eq!(
+        rows_on_both_executors(
+            &c,
+            "select abs(null), -null, upper(null), substr(n_name, cast(null as int)), \
+             round(n_nationkey, null), md5(null), null & 1, coalesce(null, n_nationkey) \
+             from nation where n_nationkey = 3"
+        ),
+        ["null|null|null|null|null|null|null|3"]
+    );
+    // Quoted constants take the other side's type.
+    for (quoted, typed) in [
+        (
+            "select n_name from nation where n_nationkey in ('1', '15') or n_regionkey = '4'",
+            "select n_name from nation where n_nationkey in (1, 15) or n_regionkey = 4",
+        ),
+        (
+            "select coalesce(case when n_nationkey > 20 then n_nationkey end, '-1') from nation",
+            "select coalesce(case when n_nationkey > 20 then n_nationkey end, -1) from nation",
+        ),
+        (
+            "select case when 'true' then n_regionkey else '9' end from nation",
+            "select case when true then n_regionkey else 9 end from nation",
+        ),
+    ] {
+        assert_eq!(
+            rows_on_both_executors(&c, quoted),
+            rows_on_both_executors(&c, typed),
+            "{quoted}"
+        );
+    }
+    assert_refused(
+        &c,
+        &[(
+            "select count(*) from nation where n_nationkey in ('x')",
+            "'x'",
+        )],
+    );
+}
+
+#[test]
+fn bitwise_and_pattern_operators_equal_their_functions() {
+    let c = ctx(OptimizerOptions::default());
+    let keys: Vec<i64> = (0..25).collect();
+    let want: Vec<String> = keys
+        .iter()
+        .map(|&k| {
+            format!(
+                "{k}|{}|{}|{}|{}|{}",
+                k & 6,
+                k | 9,
+                k ^ 5,
+                k << 3,
+                (k - 12) >> 1
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows_on_both_executors(
+            &c,
+            "select n_nationkey, n_nationkey & 6, n_nationkey | 9, xor(n_nationkey, 5), \
+             n_nationkey << 3, (n_nationkey - 12) >> 1 from nation"
+        ),
+        {
+            let mut w = want;
+            w.sort();
+            w
+        }
+    );
+    for (operator, function) in [
+        ("n_name ~ 'AN'", "regexp_matches(n_name, 'AN')"),
+        ("n_name !~ '^[A-C]'", "not regexp_matches(n_name, '^[A-C]')"),
+        ("n_name ~* 'an'", "regexp_matches(lower(n_name), 'an')"),
+        ("n_name ~~ '%IA'", "n_name like '%IA'"),
+        ("n_name !~~* '%ia'", "n_name not ilike '%ia'"),
+        ("2 ^ n_regionkey", "power(2, n_regionkey)"),
+    ] {
+        assert_eq!(
+            sorted_csv(&c, &format!("select n_name, {operator} as v from nation")),
+            sorted_csv(&c, &format!("select n_name, {function} as v from nation")),
+            "{operator}"
+        );
+    }
+    assert_refused(
+        &c,
+        &[
+            ("select 1 << 64", "overflows"),
+            ("select 1.5 & 1", "needs integers"),
+        ],
+    );
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

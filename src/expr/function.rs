@@ -132,6 +132,14 @@ pub trait ScalarFunction: Send + Sync + 'static {
         false
     }
 
+    /// True when a null argument makes the result null, whatever the
+    /// others are (SQL's usual rule: `abs(NULL)`, `substr(s, NULL)`); the
+    /// compiler then plans a call with a null constant as a null of the
+    /// output type. `coalesce` and the like say false.
+    fn strict(&self) -> bool {
+        true
+    }
+
     /// Checks the arguments and says what they are cast to and what the
     /// call returns; a one-line error names the function otherwise.
     fn signature(&self, args: &[ArgType]) -> Result<Signature>;

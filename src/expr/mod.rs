@@ -18,7 +18,9 @@ use crate::error::{Result, SlothError};
 
 pub use function::{ScalarFunc, ScalarFunction};
 pub use literal::{ScalarValue, date, number, parse_date32};
-pub use typing::{agg_output_type, coerce_binary, common_type, window_output_type};
+pub use typing::{
+    agg_output_type, coerce_binary, common_type, common_type_of_values, window_output_type,
+};
 
 /// Binary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -94,6 +94,29 @@ pub fn common_type(l: &DataType, r: &DataType) -> Option<DataType> {
     })
 }
 
+/// The one type a list of values is cast to (CASE's branches, coalesce's
+/// arguments, an IN list and its value), each value given as its type and
+/// whether it is a string constant. As in PostgreSQL, where a quoted
+/// literal has no type of its own, string constants take the type the
+/// other values share (`int_col IN ('25', '155')`, `coalesce(n, '-1')`)
+/// and are cast to it; without other values they are strings.
+pub fn common_type_of_values(values: &[(&DataType, bool)]) -> Option<DataType> {
+    let all = || {
+        values
+            .iter()
+            .try_fold(DataType::Null, |t, (v, _)| common_type(&t, v))
+    };
+    let typed = values
+        .iter()
+        .filter(|(_, string_constant)| !string_constant)
+        .try_fold(DataType::Null, |t, (v, _)| common_type(&t, v))?;
+    if typed == DataType::Null || is_string(&typed) {
+        all()
+    } else {
+        Some(typed)
+    }
+}
+
 /// The types the operands of `l op r` are cast to before the kernel runs.
 pub fn coerce_binary(op: Operator, l: &DataType, r: &DataType) -> Result<(DataType, DataType)> {
     use DataType::*;

@@ -45,6 +45,8 @@ impl Value {
             return Ok(Value::Null);
         }
         Ok(match array.data_type() {
+            // A NullArray has no null buffer: every value is a logical null.
+            DataType::Null => Value::Null,
             DataType::Boolean => Value::Bool(array.as_boolean().value(i)),
             DataType::Int8 => Value::Int(array.as_primitive::<Int8Type>().value(i) as i64),
             DataType::Int16 => Value::Int(array.as_primitive::<Int16Type>().value(i) as i64),

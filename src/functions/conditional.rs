@@ -13,8 +13,8 @@ use arrow::datatypes::{DataType, Int64Type};
 
 use super::aligned;
 use crate::error::{Result, SlothError};
-use crate::expr::common_type;
-use crate::expr::function::{ArgType, ColumnarValue, Signature, check_arity};
+use crate::expr::common_type_of_values;
+use crate::expr::function::{ArgType, ColumnarValue, Signature, check_arity, is_stringish};
 use crate::expr::value::Value;
 use crate::expr::{ScalarFunc, ScalarFunction};
 use crate::kernels::math;
@@ -52,6 +52,10 @@ struct Choose {
 }
 
 impl ScalarFunction for Choose {
+    // They choose among the values: nulls are passed over.
+    fn strict(&self) -> bool {
+        false
+    }
     fn names(&self) -> &'static [&'static str] {
         match self.pick {
             Pick::FirstNonNull => &["coalesce"],
@@ -66,16 +70,23 @@ impl ScalarFunction for Choose {
                 self.name()
             )));
         }
-        let mut t = DataType::Null;
-        for a in args {
-            t = common_type(&t, a.data_type).ok_or_else(|| {
-                SlothError::types(format!(
-                    "{}() arguments have incompatible types {t} and {}",
-                    self.name(),
-                    a.data_type
-                ))
-            })?;
-        }
+        let values: Vec<(&DataType, bool)> = args
+            .iter()
+            .map(|a| {
+                (
+                    a.data_type,
+                    a.constant.is_some() && is_stringish(a.data_type),
+                )
+            })
+            .collect();
+        let t = common_type_of_values(&values).ok_or_else(|| {
+            let types: Vec<String> = args.iter().map(|a| a.data_type.to_string()).collect();
+            SlothError::types(format!(
+                "{}() arguments have incompatible types {}",
+                self.name(),
+                types.join(", ")
+            ))
+        })?;
         Ok(Signature::all_cast(args.len(), t.clone(), t))
     }
     fn invoke(&self, args: &[ColumnarValue], _: &DataType, rows: usize) -> Result<ColumnarValue> {
@@ -113,6 +124,10 @@ impl ScalarFunction for Choose {
 struct ScalarSubqueryValue;
 
 impl ScalarFunction for ScalarSubqueryValue {
+    // More than one row is an error whatever the value.
+    fn strict(&self) -> bool {
+        false
+    }
     fn names(&self) -> &'static [&'static str] {
         &["scalar_subquery_value"]
     }

@@ -123,9 +123,11 @@ impl ScalarFunction for FloatPair {
 
 /// An integer function of two integers; `None` is an overflow.
 #[derive(Debug)]
-struct IntPair {
-    names: &'static [&'static str],
-    apply: fn(i64, i64) -> Option<i64>,
+pub(super) struct IntPair {
+    /// The SQL names.
+    pub(super) names: &'static [&'static str],
+    /// The function of two Int64 values; `None` for an overflow.
+    pub(super) apply: fn(i64, i64) -> Option<i64>,
 }
 
 impl ScalarFunction for IntPair {

@@ -26,6 +26,7 @@ macro_rules! unary_builders {
 }
 use unary_builders;
 
+mod bitwise;
 mod conditional;
 mod datetime;
 mod digest;
@@ -44,11 +45,13 @@ use crate::error::Result;
 use crate::expr::ScalarFunc;
 use crate::expr::function::{ColumnarValue, repeat_scalar};
 
+pub use bitwise::{BIT_AND, BIT_OR, SHIFT_LEFT, SHIFT_RIGHT, XOR};
 pub use conditional::{COALESCE, GREATEST, LEAST, SCALAR_SUBQUERY_VALUE};
 pub use datetime::{DATE_TRUNC, DAY, DAY_OF_WEEK, DAY_OF_YEAR, MONTH, QUARTER, YEAR};
 pub use grouping::GROUPING;
 pub use math::{ABS, CEIL, FLOOR, LOG10, POWER, ROUND, SIGN, TRUNC};
 pub use pattern::{CONTAINS, ENDS_WITH, LIKE, NOT_LIKE, STARTS_WITH};
+pub use regex::REGEXP_MATCHES;
 pub use string::{
     CONCAT, LEFT, LENGTH, LOWER, LPAD, LTRIM, OCTET_LENGTH, REPEAT, REPLACE, REVERSE, RIGHT, RPAD,
     RTRIM, SPLIT_PART, STRPOS, SUBSTR, TRIM, UPPER,
@@ -64,6 +67,7 @@ pub fn all() -> Vec<ScalarFunc> {
         conditional::functions(),
         regex::functions(),
         digest::functions(),
+        bitwise::functions(),
         grouping::functions(),
     ]
     .concat()

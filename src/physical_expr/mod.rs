@@ -11,13 +11,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, new_empty_array};
+use arrow::array::{ArrayRef, new_empty_array, new_null_array};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::error::{Result, SlothError};
 use crate::expr::function::ArgType;
 use crate::expr::{
-    Expr, Operator, ScalarFunc, ScalarValue, agg_output_type, coerce_binary, common_type,
+    Expr, Operator, ScalarFunc, ScalarValue, agg_output_type, coerce_binary, common_type_of_values,
 };
 use fused::FusedExpr;
 
@@ -232,6 +232,17 @@ impl PhysicalExpr {
                 {
                     return date_plus_days(l, *op, r);
                 }
+                // `int_col = '25'`: a quoted constant takes the other
+                // side's type, as PostgreSQL's untyped literals do.
+                if op.is_comparison() {
+                    let typed =
+                        |e: &PhysicalExpr| !e.is_string_constant() && e.data_type != DataType::Null;
+                    if r.is_string_constant() && typed(&l) {
+                        r = r.cast_to(&l.data_type)?;
+                    } else if l.is_string_constant() && typed(&r) {
+                        l = l.cast_to(&r.data_type)?;
+                    }
+                }
                 let (mut lt, mut rt) = coerce_binary(*op, &l.data_type, &r.data_type)?;
                 // `column < constant`: bring the constant to the column's own
                 // type when that is exact, rather than casting every row.
@@ -257,6 +268,10 @@ impl PhysicalExpr {
             }
             Expr::Negative(e) => {
                 let e = Self::compile_tree(e, schema)?;
+                // `-NULL` is NULL.
+                if e.data_type == DataType::Null {
+                    return Ok(e);
+                }
                 if !(e.data_type.is_numeric() || matches!(e.data_type, DataType::Interval(_))) {
                     return Err(SlothError::types(format!("cannot negate {}", e.data_type)));
                 }
@@ -285,18 +300,15 @@ impl PhysicalExpr {
                     .as_ref()
                     .map(|o| Self::compile_tree(o, schema))
                     .transpose()?;
-                let mut out = DataType::Null;
-                for t in branches
-                    .iter()
-                    .map(|(_, t)| &t.data_type)
-                    .chain(otherwise.iter().map(|o| &o.data_type))
-                {
-                    out = common_type(&out, t).ok_or_else(|| {
-                        SlothError::types(format!(
-                            "CASE branches have incompatible types {out} and {t}"
-                        ))
-                    })?;
-                }
+                let values: Vec<&PhysicalExpr> = (branches.iter().map(|(_, t)| t))
+                    .chain(otherwise.iter())
+                    .collect();
+                let out = common_value_type(&values).ok_or_else(|| {
+                    SlothError::types(format!(
+                        "CASE branches have incompatible types {}",
+                        type_list(&values)
+                    ))
+                })?;
                 let branches = branches
                     .into_iter()
                     .map(|(w, t)| Ok((w, t.cast_to(&out)?)))
@@ -313,19 +325,18 @@ impl PhysicalExpr {
                 negated,
             } => {
                 let e = Self::compile_tree(expr, schema)?;
-                let mut t = e.data_type.clone();
                 let items = list
                     .iter()
                     .map(|i| Self::compile_tree(i, schema))
                     .collect::<Result<Vec<_>>>()?;
-                for i in &items {
-                    t = common_type(&t, &i.data_type).ok_or_else(|| {
-                        SlothError::types(format!(
-                            "IN list item of type {} does not match {t}",
-                            i.data_type
-                        ))
-                    })?;
-                }
+                let values: Vec<&PhysicalExpr> = std::iter::once(&e).chain(&items).collect();
+                let t = common_value_type(&values).ok_or_else(|| {
+                    SlothError::types(format!(
+                        "IN list items of types {} do not match {}",
+                        type_list(&values[1..]),
+                        e.data_type
+                    ))
+                })?;
                 let mut values = Vec::with_capacity(items.len());
                 for item in items {
                     match item.cast_to(&t)?.node {
@@ -364,7 +375,9 @@ impl PhysicalExpr {
     fn expect_boolean(self, context: &str) -> Result<PhysicalExpr> {
         match self.data_type {
             DataType::Boolean => Ok(self),
+            // A quoted constant reads as a boolean ('true', 'f', ..).
             DataType::Null => self.cast_to(&DataType::Boolean),
+            _ if self.is_string_constant() => self.cast_to(&DataType::Boolean),
             ref t => Err(SlothError::types(format!(
                 "{context} needs a Boolean, got {t}"
             ))),
@@ -377,6 +390,18 @@ impl PhysicalExpr {
             Node::Literal(a) => Some(a),
             _ => None,
         }
+    }
+
+    /// True for a constant of a string type.
+    fn is_string_constant(&self) -> bool {
+        self.as_literal().is_some() && crate::expr::function::is_stringish(&self.data_type)
+    }
+
+    /// True for a constant NULL, typed or not.
+    fn is_null_constant(&self) -> bool {
+        // A NullArray has no null buffer: its nulls are logical ones.
+        self.as_literal()
+            .is_some_and(|a| a.logical_null_count() == a.len())
     }
 }
 
@@ -458,6 +483,9 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
             constant: a.as_literal(),
         })
         .collect();
+    if func.function().strict() && args.iter().any(PhysicalExpr::is_null_constant) {
+        return null_call(func, &types);
+    }
     let signature = func.function().signature(&types)?;
     let args = args
         .into_iter()
@@ -471,6 +499,76 @@ fn compile_function(func: ScalarFunc, args: &[Expr], schema: &Schema) -> Result<
         Node::Function(func, args),
         signature.output,
     ))
+}
+
+/// A call of a strict function with a null constant argument: a null of
+/// the type the call returns. The type is what the function says for the
+/// arguments as they are or, where it refuses a null (an untyped NULL in
+/// `abs(NULL)`, a null where it reads a constant in `round(x, NULL)`), for
+/// a plain value in the null's place: of the null's type, or of the first
+/// of a few types the function takes for an untyped one.
+fn null_call(func: ScalarFunc, types: &[ArgType]) -> Result<PhysicalExpr> {
+    let f = func.function();
+    let first_error = match f.signature(types) {
+        Ok(signature) => return Ok(null_literal(&signature.output)),
+        Err(e) => e,
+    };
+    for candidate in [
+        DataType::Int64,
+        DataType::Float64,
+        DataType::Utf8,
+        DataType::Date32,
+        DataType::Boolean,
+    ] {
+        let stand_ins: Vec<Option<(DataType, ArrayRef)>> = types
+            .iter()
+            .map(|t| {
+                let null = t
+                    .constant
+                    .is_some_and(|c| c.logical_null_count() == c.len());
+                let data_type = match t.data_type {
+                    DataType::Null => candidate.clone(),
+                    other => other.clone(),
+                };
+                let zero = arrow::array::Int64Array::from(vec![0]);
+                let value = arrow::compute::cast(&zero, &data_type).ok()?;
+                null.then_some((data_type, value))
+            })
+            .collect();
+        let typed: Vec<ArgType> = (types.iter().zip(&stand_ins))
+            .map(|(t, stand_in)| match stand_in {
+                Some((data_type, value)) => ArgType {
+                    data_type,
+                    constant: Some(value),
+                },
+                None => *t,
+            })
+            .collect();
+        if let Ok(signature) = f.signature(&typed) {
+            return Ok(null_literal(&signature.output));
+        }
+    }
+    Err(first_error)
+}
+
+/// The type values meet in, string constants taking the others' type
+/// ([`common_type_of_values`]).
+fn common_value_type(values: &[&PhysicalExpr]) -> Option<DataType> {
+    let typed: Vec<(&DataType, bool)> = values
+        .iter()
+        .map(|v| (&v.data_type, v.is_string_constant()))
+        .collect();
+    common_type_of_values(&typed)
+}
+
+/// The values' types, for an error: `Int64, Utf8`.
+fn type_list(values: &[&PhysicalExpr]) -> String {
+    let types: Vec<String> = values.iter().map(|v| v.data_type.to_string()).collect();
+    types.join(", ")
+}
+
+fn null_literal(t: &DataType) -> PhysicalExpr {
+    PhysicalExpr::new(Node::Literal(new_null_array(t, 1)), t.clone())
 }
 
 use arrow::array::Array;

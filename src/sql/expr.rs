@@ -80,6 +80,43 @@ fn binary(op: &BinaryOperator, l: Expr, r: Expr) -> Result<Expr> {
         BinaryOperator::And => l.and(r),
         BinaryOperator::Or => l.or(r),
         BinaryOperator::StringConcat => Expr::Function(functions::CONCAT, vec![l, r]),
+        BinaryOperator::BitwiseAnd => Expr::Function(functions::BIT_AND, vec![l, r]),
+        BinaryOperator::BitwiseOr => Expr::Function(functions::BIT_OR, vec![l, r]),
+        BinaryOperator::PGBitwiseXor => Expr::Function(functions::XOR, vec![l, r]),
+        BinaryOperator::PGBitwiseShiftLeft => Expr::Function(functions::SHIFT_LEFT, vec![l, r]),
+        BinaryOperator::PGBitwiseShiftRight => Expr::Function(functions::SHIFT_RIGHT, vec![l, r]),
+        // `^` is exponentiation in PostgreSQL and DuckDB.
+        BinaryOperator::BitwiseXor => Expr::Function(functions::POWER, vec![l, r]),
+        // PostgreSQL's regular-expression and LIKE operators.
+        BinaryOperator::PGRegexMatch
+        | BinaryOperator::PGRegexIMatch
+        | BinaryOperator::PGRegexNotMatch
+        | BinaryOperator::PGRegexNotIMatch => {
+            let insensitive = matches!(
+                op,
+                BinaryOperator::PGRegexIMatch | BinaryOperator::PGRegexNotIMatch
+            );
+            let pattern = match (insensitive, r) {
+                (true, Expr::Literal(ScalarValue::Utf8(Some(p)))) => lit(format!("(?i){p}")),
+                (true, r) => Expr::Function(functions::CONCAT, vec![lit("(?i)"), r]),
+                (false, r) => r,
+            };
+            let matched = Expr::Function(functions::REGEXP_MATCHES, vec![l, pattern]);
+            match op {
+                BinaryOperator::PGRegexNotMatch | BinaryOperator::PGRegexNotIMatch => matched.not(),
+                _ => matched,
+            }
+        }
+        BinaryOperator::PGLikeMatch => like(false, l, r),
+        BinaryOperator::PGNotLikeMatch => like(true, l, r),
+        BinaryOperator::PGILikeMatch | BinaryOperator::PGNotILikeMatch => {
+            let lower = |e: Expr| Expr::Function(functions::LOWER, vec![e]);
+            like(
+                matches!(op, BinaryOperator::PGNotILikeMatch),
+                lower(l),
+                lower(r),
+            )
+        }
         other => return Err(SlothError::unsupported(format!("operator {other}"))),
     })
 }
