@@ -988,7 +988,7 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
             "select n_name from nation tablesample (10 percent)",
             "TABLESAMPLE",
         ),
-        ("select * replace (1 as n_name) from nation", "REPLACE"),
+        ("select * rename (n_name as x) from nation", "RENAME"),
         (
             "select r_name from region order by 1 fetch first 50 percent rows only",
             "PERCENT",
@@ -996,10 +996,6 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
         (
             "select top 1 with ties r_name from region order by 1",
             "WITH TIES",
-        ),
-        (
-            "select r_name, rank() over w from region window w as (order by r_name)",
-            "WINDOW",
         ),
         ("select * from region, lateral (select 1) t", "LATERAL"),
         ("select * into t2 from region", "SELECT INTO"),
@@ -2626,6 +2622,64 @@ fn bitwise_and_pattern_operators_equal_their_functions() {
         &[
             ("select 1 << 64", "overflows"),
             ("select 1.5 & 1", "needs integers"),
+        ],
+    );
+}
+
+#[test]
+fn replace_named_windows_constant_limits_and_exists_with_limit_equal_their_spellings() {
+    let c = ctx(OptimizerOptions::default());
+    let pairs = [
+        (
+            "select * exclude (n_comment) replace (n_nationkey * 10 as n_nationkey, lower(n_name) as n_name) from nation",
+            "select n_nationkey * 10 as n_nationkey, lower(n_name) as n_name, n_regionkey from nation",
+        ),
+        (
+            "select n_name, sum(n_nationkey) over w as s, rank() over w as r, \
+             count(*) over (w rows between 1 preceding and current row) as c \
+             from nation window w as (partition by n_regionkey order by n_name)",
+            "select n_name, sum(n_nationkey) over (partition by n_regionkey order by n_name) as s, \
+             rank() over (partition by n_regionkey order by n_name) as r, \
+             count(*) over (partition by n_regionkey order by n_name rows between 1 preceding and current row) as c \
+             from nation",
+        ),
+        (
+            "select n_name, first_value(n_name) over v as f from nation \
+             window w as (partition by n_regionkey), v as (w order by n_name desc)",
+            "select n_name, first_value(n_name) over (partition by n_regionkey order by n_name desc) as f from nation",
+        ),
+        (
+            "select n_name from nation order by n_name limit 1 + 2 offset 2 * 2",
+            "select n_name from nation order by n_name limit 3 offset 4",
+        ),
+        (
+            "select n_name from nation limit null",
+            "select n_name from nation",
+        ),
+        (
+            "select n_name from nation n where exists \
+             (select * from region r where r.r_regionkey = n.n_regionkey and r.r_name like 'A%' order by 1 limit 1)",
+            "select n_name from nation n where exists \
+             (select * from region r where r.r_regionkey = n.n_regionkey and r.r_name like 'A%')",
+        ),
+    ];
+    for (written, spelled) in pairs {
+        assert_eq!(
+            sorted_csv(&c, written),
+            sorted_csv(&c, spelled),
+            "{written}"
+        );
+    }
+    assert_refused(
+        &c,
+        &[
+            (
+                "select * replace (1 as nope) from nation",
+                "REPLACE names column 'nope'",
+            ),
+            ("select rank() over w from nation", "unknown window 'w'"),
+            ("select 1 limit n_name", "LIMIT must be a constant"),
+            ("select 1 limit -1", "non-negative integer"),
         ],
     );
 }

@@ -52,6 +52,22 @@ pub fn evaluate_array(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ArrayR
     evaluate(expr, batch)?.into_array(batch.num_rows())
 }
 
+/// The value of an expression that reads no column (`2 * 5`, `$1 + 1`):
+/// an integer as Int64, NULL as [`ScalarValue::Null`].
+pub fn evaluate_constant(expr: &crate::expr::Expr) -> Result<crate::expr::ScalarValue> {
+    let schema = Arc::new(arrow::datatypes::Schema::empty());
+    let compiled = PhysicalExpr::compile(expr, &schema)?;
+    let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(1));
+    let one_row = RecordBatch::try_new_with_options(schema, vec![], &options)?;
+    let value = evaluate_array(&compiled, &one_row)?;
+    let value = match value.data_type() {
+        t if t.is_integer() => cast(&value, &DataType::Int64)?,
+        _ => value,
+    };
+    Ok(crate::expr::ScalarValue::from_array(value.as_ref(), 0)
+        .unwrap_or(crate::expr::ScalarValue::Null))
+}
+
 /// Evaluates a sort key over `batch`: floats canonical (every NaN the
 /// positive NaN, above every number; `-0.0` as `0.0`), as SQL orders them,
 /// where Arrow's sort kernels order by bits.

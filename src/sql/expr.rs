@@ -17,6 +17,11 @@ use crate::functions;
 pub trait Resolver {
     /// `name` or `qualifier.name` → the plan's column name.
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String>;
+    /// The window the SELECT's `WINDOW name AS (..)` clause defines.
+    fn named_window(&self, name: &str) -> Option<ast::NamedWindowExpr> {
+        let _ = name;
+        None
+    }
     /// The value bound to the statement's parameter `$n` (1-based).
     fn parameter(&self, n: usize) -> Result<Expr> {
         Err(SlothError::plan(format!(
@@ -416,6 +421,50 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
     })
 }
 
+/// The window `WINDOW name AS (..)` defines, with what it inherits.
+fn named_window(name: &ast::Ident, r: &dyn Resolver, depth: usize) -> Result<ast::WindowSpec> {
+    if depth > 64 {
+        return Err(SlothError::plan(format!(
+            "window '{name}' is defined in a cycle"
+        )));
+    }
+    match r.named_window(&ident(name)) {
+        Some(ast::NamedWindowExpr::WindowSpec(spec)) => completed_window(spec, r, depth + 1),
+        Some(ast::NamedWindowExpr::NamedWindow(other)) => named_window(&other, r, depth + 1),
+        None => Err(SlothError::plan(format!(
+            "unknown window '{name}' (define it with WINDOW {name} AS (..))"
+        ))),
+    }
+}
+
+/// `OVER (w ORDER BY ..)`: the named window's partitioning, its order
+/// unless this one gives one, and this one's frame if it has one.
+fn completed_window(
+    spec: ast::WindowSpec,
+    r: &dyn Resolver,
+    depth: usize,
+) -> Result<ast::WindowSpec> {
+    let Some(base) = &spec.window_name else {
+        return Ok(spec);
+    };
+    let base = named_window(base, r, depth)?;
+    if !spec.partition_by.is_empty() {
+        return Err(SlothError::plan(
+            "a window that names another cannot add PARTITION BY",
+        ));
+    }
+    Ok(ast::WindowSpec {
+        window_name: None,
+        partition_by: base.partition_by,
+        order_by: if spec.order_by.is_empty() {
+            base.order_by
+        } else {
+            spec.order_by
+        },
+        window_frame: spec.window_frame.or(base.window_frame),
+    })
+}
+
 /// The number of a `$n` placeholder; other forms (`?`, `:name`) are
 /// refused by name.
 fn parameter_number(p: &str) -> Result<usize> {
@@ -521,9 +570,11 @@ type WindowSpecParts = (Vec<Expr>, Vec<SortKey>, Option<RowsFrame>);
 
 /// A window's PARTITION BY, ORDER BY and frame.
 fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<WindowSpecParts> {
-    let ast::WindowType::WindowSpec(spec) = over else {
-        return Err(SlothError::unsupported("named windows"));
+    let spec = match over {
+        ast::WindowType::WindowSpec(spec) => completed_window(spec.clone(), r, 0)?,
+        ast::WindowType::NamedWindow(name) => named_window(name, r, 0)?,
     };
+    let spec = &spec;
     let frame = spec
         .window_frame
         .as_ref()

@@ -55,6 +55,17 @@ impl Resolver for Scope {
     }
 }
 
+/// Constants outside a SELECT (`LIMIT $1 + 1`): no columns, the
+/// statement's parameters.
+impl Resolver for QueryPlanner<'_> {
+    fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
+        Scope::default().resolve(qualifier, name)
+    }
+    fn parameter(&self, n: usize) -> Result<Expr> {
+        QueryPlanner::parameter(self, n)
+    }
+}
+
 /// Plans queries against the tables of a [`SqlContext`].
 pub struct QueryPlanner<'a> {
     pub(super) ctx: &'a SqlContext,
@@ -73,18 +84,33 @@ pub(super) fn ident(i: &ast::Ident) -> String {
 }
 
 pub(super) fn literal_usize(e: &ast::Expr, what: &str) -> Result<usize> {
-    match e {
+    constant_count(e, &Scope::default(), what)?
+        .ok_or_else(|| SlothError::plan(format!("{what} must be a non-negative integer, got NULL")))
+}
+
+/// A row count given as a constant expression (`LIMIT 10`, `LIMIT 2 * 5`,
+/// `OFFSET $1`); `None` for NULL, which PostgreSQL reads as no limit.
+pub(super) fn constant_count(e: &ast::Expr, r: &dyn Resolver, what: &str) -> Result<Option<usize>> {
+    let not_a_count = || SlothError::plan(format!("{what} must be a non-negative integer"));
+    let value = match e {
         ast::Expr::Value(v) => match &v.value {
-            ast::Value::Number(n, _) => n
-                .parse()
-                .map_err(|_| SlothError::plan(format!("{what} must be a non-negative integer"))),
-            _ => Err(SlothError::plan(format!(
-                "{what} must be a non-negative integer"
-            ))),
+            ast::Value::Number(n, _) => return n.parse().map(Some).map_err(|_| not_a_count()),
+            ast::Value::Null => return Ok(None),
+            _ => convert(e, r)?,
         },
-        _ => Err(SlothError::unsupported(format!(
-            "{what} must be a constant"
-        ))),
+        other => convert(other, r).map_err(|err| match err {
+            SlothError::ColumnNotFound { .. } => {
+                SlothError::plan(format!("{what} must be a constant, not '{other}'"))
+            }
+            err => err,
+        })?,
+    };
+    match crate::physical_expr::eval::evaluate_constant(&value)? {
+        crate::expr::ScalarValue::Null => Ok(None),
+        crate::expr::ScalarValue::Int64(Some(n)) => {
+            usize::try_from(n).map(Some).map_err(|_| not_a_count())
+        }
+        _ => Err(not_a_count()),
     }
 }
 
@@ -237,12 +263,14 @@ impl<'a> QueryPlanner<'a> {
             Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
                 limit
                     .as_ref()
-                    .map(|l| literal_usize(l, "LIMIT"))
-                    .transpose()?,
+                    .map(|l| constant_count(l, self, "LIMIT"))
+                    .transpose()?
+                    .flatten(),
                 offset
                     .as_ref()
-                    .map(|o| literal_usize(&o.value, "OFFSET"))
+                    .map(|o| constant_count(&o.value, self, "OFFSET"))
                     .transpose()?
+                    .flatten()
                     .unwrap_or(0),
             ),
             Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (

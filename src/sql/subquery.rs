@@ -32,7 +32,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use super::expr::{Resolver, convert};
-use super::planner::{QueryPlanner, Scope};
+use super::planner::{QueryPlanner, Scope, ident};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, Expr, Operator, ScalarValue, col, count_star, lit, when};
 use crate::functions;
@@ -90,11 +90,20 @@ pub(in crate::sql) struct SelectResolver<'p, 'a> {
     pub scope: &'p Scope,
     pub outer: Option<&'p Scope>,
     pub pending: RefCell<Vec<PendingJoin>>,
+    /// The SELECT's `WINDOW name AS (..)` definitions.
+    pub windows: &'p [ast::NamedWindowDefinition],
 }
 
 impl Resolver for SelectResolver<'_, '_> {
     fn parameter(&self, n: usize) -> Result<Expr> {
         self.planner.parameter(n)
+    }
+
+    fn named_window(&self, name: &str) -> Option<ast::NamedWindowExpr> {
+        self.windows
+            .iter()
+            .find(|w| ident(&w.0) == name)
+            .map(|w| w.1.clone())
     }
 
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
@@ -123,20 +132,20 @@ impl Resolver for SelectResolver<'_, '_> {
     /// null `x` or a null among the values; else false.
     fn subquery_predicate(&self, e: &ast::Expr) -> Result<Expr> {
         let (q, negated, x) = match e {
-            ast::Expr::Exists { subquery, negated } => (subquery, *negated, None),
+            ast::Expr::Exists { subquery, negated } => (rows_that_exist(subquery), *negated, None),
             ast::Expr::In {
                 expr,
                 target: ast::InTarget::Subquery(q),
                 negated,
                 ..
-            } => (q, *negated, Some(convert(expr, self)?)),
+            } => (q.clone(), *negated, Some(convert(expr, self)?)),
             other => {
                 return Err(SlothError::unsupported(format!(
                     "'{other}' in this position"
                 )));
             }
         };
-        let sq = self.planner.plan_subquery(q, self.scope)?;
+        let sq = self.planner.plan_subquery(&q, self.scope)?;
         if sq.filter.is_some() {
             return Err(SlothError::unsupported(
                 "a subquery correlated by a non-equality outside a WHERE condition",
@@ -345,13 +354,37 @@ impl Resolver for SelectResolver<'_, '_> {
     }
 }
 
+/// EXISTS's subquery without what cannot change whether it has rows: an
+/// ORDER BY, and a LIMIT of one row or more without OFFSET (`EXISTS
+/// (SELECT .. WHERE t2.id = t1.id LIMIT 1)`), so that a correlated one
+/// decorrelates like any other.
+fn rows_that_exist(q: &ast::Query) -> Box<ast::Query> {
+    let mut q = Box::new(q.clone());
+    let keeps_a_row = match &q.limit_clause {
+        Some(ast::LimitClause::LimitOffset {
+            limit: Some(limit),
+            offset: None,
+            limit_by,
+        }) if limit_by.is_empty() => {
+            super::planner::literal_usize(limit, "LIMIT").is_ok_and(|n| n >= 1)
+        }
+        _ => false,
+    };
+    if keeps_a_row && q.fetch.is_none() {
+        q.limit_clause = None;
+        q.order_by = None;
+    }
+    q
+}
+
 impl SelectResolver<'_, '_> {
     /// If `c` is an `[NOT] EXISTS` or `[NOT] IN (subquery)` condition, plans
     /// it as a pending join and returns true.
     pub fn subquery_condition(&self, c: &ast::Expr) -> Result<bool> {
         match c {
             ast::Expr::Exists { subquery, negated } => {
-                let sq = self.planner.plan_subquery(subquery, self.scope)?;
+                let subquery = rows_that_exist(subquery);
+                let sq = self.planner.plan_subquery(&subquery, self.scope)?;
                 let (left_on, right_on) = if sq.keys.is_empty() {
                     // Uncorrelated, or correlated by its filter alone: every
                     // (outer, inner) pair is a candidate, one constant key.

@@ -69,7 +69,6 @@ pub(super) fn check_select(s: &Select) -> Result<()> {
         (!s.cluster_by.is_empty(), "CLUSTER BY"),
         (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
         (!s.sort_by.is_empty(), "SORT BY"),
-        (!s.named_window.is_empty(), "WINDOW (named windows)"),
         (s.value_table_mode.is_some(), "SELECT AS STRUCT/VALUE"),
         (
             !matches!(s.flavor, ast::SelectFlavor::Standard),
@@ -89,7 +88,6 @@ pub(super) fn check_select(s: &Select) -> Result<()> {
 pub(super) fn check_wildcard(o: &ast::WildcardAdditionalOptions) -> Result<()> {
     refuse_present(&[
         (o.opt_ilike.is_some(), "* ILIKE"),
-        (o.opt_replace.is_some(), "* REPLACE"),
         (o.opt_rename.is_some(), "* RENAME"),
         (o.opt_alias.is_some(), "* AS alias"),
     ])

@@ -452,6 +452,9 @@ impl Resolver for WithAliases<'_> {
     fn parameter(&self, n: usize) -> Result<Expr> {
         self.inner.parameter(n)
     }
+    fn named_window(&self, name: &str) -> Option<ast::NamedWindowExpr> {
+        self.inner.named_window(name)
+    }
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<String> {
         match self.inner.resolve(qualifier, name) {
             Err(SlothError::ColumnNotFound { .. })

@@ -64,6 +64,7 @@ impl QueryPlanner<'_> {
             scope: &scope,
             outer,
             pending: RefCell::new(vec![]),
+            windows: &s.named_window,
         };
         let where_clause::Filtered {
             mut plan,

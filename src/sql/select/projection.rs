@@ -40,7 +40,7 @@ pub(super) fn select_items(resolver: &SelectResolver, s: &ast::Select) -> Result
                     return Err(SlothError::plan("SELECT * needs a FROM clause"));
                 }
                 let columns: Vec<&ScopeColumn> = resolver.scope.columns.iter().collect();
-                items.extend(expand_wildcard(&columns, options)?);
+                items.extend(expand_wildcard(resolver, &columns, options)?);
             }
             SelectItem::QualifiedWildcard(kind, options) => {
                 let q = kind.to_string().to_ascii_lowercase();
@@ -54,7 +54,7 @@ pub(super) fn select_items(resolver: &SelectResolver, s: &ast::Select) -> Result
                 if columns.is_empty() {
                     return Err(SlothError::plan(format!("no table named '{q}' in FROM")));
                 }
-                items.extend(expand_wildcard(&columns, options)?);
+                items.extend(expand_wildcard(resolver, &columns, options)?);
             }
             other => return Err(SlothError::unsupported(format!("select item '{other}'"))),
         }
@@ -170,6 +170,7 @@ fn expression_name(e: &ast::Expr) -> String {
 
 /// `*` (or `t.*`) over `columns`, less those EXCLUDE/EXCEPT names.
 fn expand_wildcard(
+    resolver: &SelectResolver,
     columns: &[&ScopeColumn],
     options: &ast::WildcardAdditionalOptions,
 ) -> Result<Vec<(Expr, String)>> {
@@ -201,6 +202,25 @@ fn expand_wildcard(
         .collect();
     if kept.is_empty() {
         return Err(SlothError::plan("EXCLUDE removes every column of *"));
+    }
+    replaced(resolver, kept, options.opt_replace.as_ref())
+}
+
+/// `* REPLACE (expr AS name, ..)` (DuckDB's): the named columns computed
+/// by their expressions, in their places and under their names.
+fn replaced(
+    resolver: &SelectResolver,
+    mut kept: Vec<(Expr, String)>,
+    replace: Option<&ast::ReplaceSelectItem>,
+) -> Result<Vec<(Expr, String)>> {
+    for element in replace.iter().flat_map(|r| &r.items) {
+        let name = ident(&element.column_name);
+        let Some(slot) = kept.iter_mut().find(|(_, n)| *n == name) else {
+            return Err(SlothError::plan(format!(
+                "REPLACE names column '{name}', which * does not select"
+            )));
+        };
+        slot.0 = convert(&element.expr, resolver)?;
     }
     Ok(kept)
 }

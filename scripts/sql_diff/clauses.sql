@@ -1,0 +1,11 @@
+-- Clauses beyond the core: * REPLACE, named windows (WINDOW w AS (..),
+-- OVER w, OVER (w ORDER BY ..)), LIMIT / OFFSET of constant expressions
+-- and NULL, EXISTS with LIMIT or ORDER BY inside, over the --make-nulls tables.
+select * exclude (s, dt) replace (a * 2 as a, coalesce(flag, false) as flag) from t order by all nulls first limit 20
+select a, b, sum(c) over w, rank() over w, count(*) over (w rows between 2 preceding and current row) from t where a between 0 and 2 and b is not null window w as (partition by a order by b nulls first, c nulls first) order by a, b nulls first, c nulls first
+select a, first_value(b) over w2 from t where a = 3 window w1 as (partition by a), w2 as (w1 order by b desc nulls last, c) order by b nulls first, c nulls first
+select b from t order by b nulls first limit 2 * 5 offset 3 + 1
+select count(*) from (select * from t limit null)
+select count(*) from u where exists (select * from t where t.a = u.k and t.c > 40 limit 1)
+select count(*) from u where not exists (select * from t where t.a = u.k and t.s like 'A%' order by t.b limit 5)
+select k, exists (select 1 from t where t.a = u.k and t.flag limit 1) from u order by k nulls first, w limit 40
