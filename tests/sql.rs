@@ -2684,6 +2684,60 @@ fn replace_named_windows_constant_limits_and_exists_with_limit_equal_their_spell
     );
 }
 
+#[test]
+fn overlay_and_unsigned_types_follow_their_definitions() {
+    let c = ctx(OptimizerOptions::default());
+    // PostgreSQL's documented example, and the definition by substrings.
+    assert_eq!(
+        common::rows(
+            &c.sql("select overlay('Txxxxas' placing 'hom' from 2 for 4)")
+                .unwrap()
+        ),
+        ["Thomas"]
+    );
+    assert_eq!(
+        sorted_csv(
+            &c,
+            "select overlay(n_name placing '--' from 3) as v from nation"
+        ),
+        sorted_csv(
+            &c,
+            "select substr(n_name, 1, 2) || '--' || substr(n_name, 5) as v from nation"
+        )
+    );
+    for (name, arrow_type) in [
+        ("utinyint", "UInt8"),
+        ("usmallint", "UInt16"),
+        ("uinteger", "UInt32"),
+        ("ubigint", "UInt64"),
+        ("int unsigned", "UInt32"),
+        ("bigint unsigned", "UInt64"),
+    ] {
+        let lf = c
+            .sql(&format!(
+                "select cast(n_nationkey as {name}) as u from nation"
+            ))
+            .unwrap();
+        assert_eq!(
+            common::column_type(&lf, "u").to_string(),
+            arrow_type,
+            "{name}"
+        );
+        assert_eq!(
+            sorted_csv(
+                &c,
+                &format!("select cast(n_nationkey as {name}) as u from nation")
+            ),
+            sorted_csv(&c, "select n_nationkey as u from nation"),
+            "{name}"
+        );
+    }
+    assert_refused(
+        &c,
+        &[("select cast(-1 as uinteger)", "Can't cast value -1")],
+    );
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

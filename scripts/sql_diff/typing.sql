@@ -10,3 +10,4 @@ select case when 'true' then a else '0' end from t order by 1 nulls first limit 
 select a & 6, a | 9, xor(a, 5), abs(a) << 2, b >> 3, 2 ^ 3 from t where a is not null order by a, b limit 20
 select s ~~ 'A%', s !~~ '%x', s ~~* 'b%', s !~~* '%X' from t order by s nulls first limit 30
 select count(*) from t where s ~~ 'C%' or s !~~* '%xxx%'
+select cast(abs(a) as uinteger), cast(abs(a) as utinyint) + 1, sum(cast(abs(a) as usmallint)), cast(b as hugeint) from t where a is not null group by all order by 1, 2, 4 nulls first limit 30

@@ -286,6 +286,40 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
             };
             Expr::Function(f, vec![c(expr)?])
         }
+        // OVERLAY(s PLACING r FROM i [FOR n]): PostgreSQL's
+        // substring(s, 1, i - 1) || r || substring(s, i + n), n being r's
+        // length by default; i and n are constants.
+        ast::Expr::Overlay {
+            expr,
+            overlay_what,
+            overlay_from,
+            overlay_for,
+        } => {
+            let constant = |e: &ast::Expr| -> Result<i64> {
+                match c(e)? {
+                    Expr::Literal(ScalarValue::Int64(Some(v))) => Ok(v),
+                    _ => Err(SlothError::unsupported(format!(
+                        "OVERLAY with a position or length that is not an integer constant ('{e}')"
+                    ))),
+                }
+            };
+            let from = constant(overlay_from)?;
+            let placing = c(overlay_what)?;
+            let length = match (overlay_for, &placing) {
+                (Some(n), _) => constant(n)?,
+                (None, Expr::Literal(ScalarValue::Utf8(Some(r)))) => r.chars().count() as i64,
+                (None, _) => {
+                    return Err(SlothError::unsupported(
+                        "OVERLAY of a non-constant text without FOR",
+                    ));
+                }
+            };
+            let text = c(expr)?;
+            let head = Expr::Function(functions::SUBSTR, vec![text.clone(), lit(1), lit(from - 1)]);
+            let tail = Expr::Function(functions::SUBSTR, vec![text, lit(from + length)]);
+            let concat = |a, b| Expr::Function(functions::CONCAT, vec![a, b]);
+            concat(concat(head, placing), tail)
+        }
         // ILIKE: LIKE over both sides lowercased.
         ast::Expr::ILike {
             negated,
@@ -560,6 +594,27 @@ pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
         T::Varchar(_) | T::Char(_) | T::Text | T::String(_) | T::CharVarying(_) => DataType::Utf8,
         T::Date => DataType::Date32,
         T::Timestamp(..) => DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None),
+        // Unsigned integers: MySQL's `.. UNSIGNED`, DuckDB's `U..` names.
+        T::TinyIntUnsigned(_) | T::UTinyInt | T::UInt8 => DataType::UInt8,
+        T::SmallIntUnsigned(_) | T::USmallInt | T::UInt16 => DataType::UInt16,
+        T::IntUnsigned(_) | T::IntegerUnsigned(_) | T::Int4Unsigned(_) | T::UInt32 => {
+            DataType::UInt32
+        }
+        T::BigIntUnsigned(_) | T::Int8Unsigned(_) | T::UBigInt | T::UInt64 => DataType::UInt64,
+        T::Int16 => DataType::Int16,
+        T::Int32 => DataType::Int32,
+        // 128-bit integers as exact decimals of 38 digits.
+        T::HugeInt => DataType::Decimal128(38, 0),
+        T::Custom(name, modifiers) if modifiers.is_empty() => {
+            match name.to_string().to_ascii_lowercase().as_str() {
+                "utinyint" => DataType::UInt8,
+                "usmallint" => DataType::UInt16,
+                "uinteger" | "uint" => DataType::UInt32,
+                "ubigint" => DataType::UInt64,
+                "hugeint" => DataType::Decimal128(38, 0),
+                other => return Err(SlothError::unsupported(format!("type {other}"))),
+            }
+        }
         other => return Err(SlothError::unsupported(format!("type {other}"))),
     })
 }
