@@ -9,3 +9,5 @@ select count(*) from (select * from t limit null)
 select count(*) from u where exists (select * from t where t.a = u.k and t.c > 40 limit 1)
 select count(*) from u where not exists (select * from t where t.a = u.k and t.s like 'A%' order by t.b limit 5)
 select k, exists (select 1 from t where t.a = u.k and t.flag limit 1) from u order by k nulls first, w limit 40
+select k, (select count(*) + 2 from t where t.a = u.k and t.c > 45), (select coalesce(sum(t.b), 0) from t where t.a = u.k and t.c > 45), (select count(t.s) * 10 - 1 from t where t.a = u.k and t.flag) from u order by k nulls first, w
+select count(*) from u where (select coalesce(max(t.c), -100) from t where t.a = u.k and t.c > 49) < 0

@@ -327,16 +327,17 @@ impl Resolver for SelectResolver<'_, '_> {
         let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
         let how = per_key_join(&left_on);
         let (plan, right_on, value) = match one_row_aggregate(&sq.plan, &value_name, correlated)? {
-            Some(Empty::Null) => (sq.plan, right_on, col(value_name.as_str())),
-            // A left join leaves unmatched rows null; their count is 0.
-            Some(Empty::Zero) => (
-                sq.plan,
-                right_on,
-                Expr::Function(
-                    functions::COALESCE,
-                    vec![col(value_name.as_str()), lit(0i64)],
-                ),
-            ),
+            Some(ScalarValue::Null) => (sq.plan, right_on, col(value_name.as_str())),
+            // A left join leaves unmatched rows null (a matched row's keys
+            // are not: equal keys are not null); they read the value over
+            // no rows.
+            Some(empty) => {
+                let unmatched = right_on[0].clone().is_null();
+                let value = when(unmatched)
+                    .then(lit(empty))
+                    .otherwise(col(value_name.as_str()));
+                (sq.plan, right_on, value)
+            }
             None => {
                 let (plan, right_on) = at_most_one_row(sq.plan, right_on, &value_name);
                 (plan, right_on, col(value_name.as_str()))
@@ -605,13 +606,10 @@ pub(in crate::sql) fn is_correlated(e: &Expr) -> bool {
     e.columns().iter().any(|c| c.starts_with(OUTER))
 }
 
-/// What a scalar subquery's value is for an outer row it has no row for.
-enum Empty {
-    /// Null (sum, min, max, ..., or no row at all).
-    Null,
-    /// 0: the value is a `count`.
-    Zero,
-}
+/// What a scalar subquery's value is for an outer row it has no row for:
+/// what its expression gives over no rows (`count(*) + 2` is 2,
+/// `coalesce(sum(x), 0)` is 0), null for most.
+type Empty = ScalarValue;
 
 /// Whether `plan` (a subquery as [`QueryPlanner::plan_subquery`] wraps it)
 /// is an aggregate without a GROUP BY of its own: one row per correlation
@@ -658,29 +656,41 @@ fn one_row_aggregate(plan: &LogicalPlan, value: &str, correlated: bool) -> Resul
     if !correlated && having {
         return Ok(None);
     }
-    let counts: Vec<String> = aggs
-        .iter()
-        .filter(|a| {
-            matches!(
-                a.unalias(),
-                Expr::Agg {
-                    func: AggFunc::Count | AggFunc::CountStar,
-                    ..
-                }
-            )
-        })
-        .map(Expr::output_name)
-        .collect();
-    let reads_count = item.columns().iter().any(|c| counts.contains(c));
-    Ok(Some(match item.unalias() {
-        Expr::Column(c) if correlated && !having && counts.contains(c) => Empty::Zero,
-        _ if correlated && reads_count => {
-            return Err(SlothError::unsupported(
-                "a correlated scalar subquery computing over count() (only a plain count is)",
-            ));
-        }
-        _ => Empty::Null,
-    }))
+    if !correlated {
+        // One row whatever the input: its value is the value.
+        return Ok(Some(ScalarValue::Null));
+    }
+    // The item over no rows: counts are 0, the other aggregates null.
+    let empty_aggregates = item.clone().transform(&mut |n| match n {
+        Expr::Column(c) => match aggs.iter().find(|a| a.output_name() == c) {
+            Some(a)
+                if matches!(
+                    a.unalias(),
+                    Expr::Agg {
+                        func: AggFunc::Count | AggFunc::CountStar,
+                        ..
+                    }
+                ) =>
+            {
+                lit(0i64)
+            }
+            Some(_) => lit(ScalarValue::Null),
+            None => Expr::Column(c),
+        },
+        other => other,
+    });
+    let empty = crate::physical_expr::eval::evaluate_constant(&empty_aggregates).map_err(|_| {
+        SlothError::unsupported(format!(
+            "a correlated scalar subquery whose value over no rows is not a constant ('{item}')"
+        ))
+    })?;
+    // HAVING may keep or drop the group of no rows; only a null is safe.
+    if having && !empty.is_null() {
+        return Err(SlothError::unsupported(
+            "a correlated scalar subquery with HAVING whose value over no rows is not null",
+        ));
+    }
+    Ok(Some(empty))
 }
 
 /// `plan` grouped by its correlation keys `right_on` (or into one row):
