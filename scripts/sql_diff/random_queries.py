@@ -139,8 +139,14 @@ class Gen:
         )
 
     def subquery(self) -> str:
-        form = self.r.randrange(3)
+        form = self.r.randrange(4)
         p = self.predicate("u")
+        if form == 3:
+            # A correlated scalar subquery: outer rows without a match read
+            # its value over no rows.
+            value = self.pick(["count(*) + 1", "coalesce(sum(w), -1)", "max(w)", "count(v) * 2"])
+            return (f"select a, count(*), sum((select {value} from u where u.k = t.a and {p})) "
+                    f"from t group by a")
         if form == 0:
             return f"select count(*), sum(b) from t where a in (select k from u where {p})"
         if form == 1:
