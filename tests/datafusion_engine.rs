@@ -168,6 +168,7 @@ fn every_node_and_expression_kind_translates() {
          make_date(2000, 1, 1) as md from t group by k",
         "select k, x % 2 as p, count(*) as n, grouping(k, x % 2) as g from t \
          group by cube (k, x % 2)",
+        "select x, array_agg(k) as ks from t where x is not null group by x",
         "select distinct k from t",
         "select k, sum(x) as s from t group by k having sum(x) > 5",
         // Every join kind, with and without a condition beyond the keys.

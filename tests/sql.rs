@@ -2758,6 +2758,63 @@ fn correlated_scalar_subqueries_read_their_value_over_no_rows() {
     );
 }
 
+#[test]
+fn array_agg_collects_each_group_s_values_in_order() {
+    let c = ctx(OptimizerOptions::default());
+    // Against the same values joined by string_agg (which skips nulls,
+    // so the values here have none), in key order and in both directions.
+    for direction in ["", " desc"] {
+        let lists = format!(
+            "select n_regionkey, array_agg(n_name order by n_name{direction}) as v from nation group by 1"
+        );
+        let texts = format!(
+            "select n_regionkey, '[' || string_agg(n_name, ', ' order by n_name{direction}) || ']' as v \
+             from nation group by 1"
+        );
+        assert_eq!(
+            sorted_csv(&c, &lists),
+            sorted_csv(&c, &texts),
+            "{direction}"
+        );
+    }
+    // Nulls are kept; a group of no rows is null; list() is DuckDB's name.
+    assert_eq!(
+        common::rows(
+            &c.sql(
+                "select list(case when n_nationkey % 2 = 0 then n_nationkey end order by n_nationkey) \
+                 from nation where n_regionkey = 1"
+            )
+            .unwrap()
+        ),
+        ["[null, 2, null, null, 24]"]
+    );
+    assert_eq!(
+        common::rows(
+            &c.sql("select array_agg(n_name) from nation where false")
+                .unwrap()
+        ),
+        ["null"]
+    );
+    // Lists reach every output: CSV as text.
+    let df = c
+        .sql("select array_agg(r_regionkey order by r_regionkey) as l from region")
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert_eq!(df.to_sorted_csv().unwrap(), "l\n\"[0, 1, 2, 3, 4]\"\n");
+    // The row-wise executor says it cannot, rather than answering wrong.
+    let plan = c
+        .sql("select array_agg(n_name) from nation")
+        .unwrap()
+        .physical_plan()
+        .unwrap();
+    let e = sloth::exec::rowwise::execute_rowwise(&plan).unwrap_err();
+    assert!(
+        e.to_string().contains("row-wise execution of array_agg()"),
+        "{e}"
+    );
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

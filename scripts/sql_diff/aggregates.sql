@@ -28,3 +28,9 @@ select bit_and(a) from t where a is null
 select md5(s), sha256(s) from t order by s nulls first limit 20
 select make_date(1990 + a % 30, 1 + abs(a) % 12, 1 + abs(a) % 28) from t order by 1 nulls first limit 30
 select strftime(dt, '%Y/%m/%d %a %j %b %B %A') from t order by dt nulls first limit 30
+-- array_agg (nulls kept) in key order; DuckDB's list().
+select a, array_agg(b order by b nulls first) from t where a between 0 and 3 and c > 30 group by a order by a
+select flag, array_agg(s order by s desc nulls last) from t where a = 7 and c < -40 group by flag order by flag nulls first
+select array_agg(a order by a) from t where c > 49.9
+select k % 5, list(v order by v nulls first) from u where k between 0 and 9 group by 1 order by 1
+select array_agg(b) from t where false

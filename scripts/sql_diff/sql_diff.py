@@ -77,6 +77,9 @@ def make_files(out: pathlib.Path) -> None:
 def norm(v) -> str:
     if v is None or v == "" or v == "NULL":
         return "NULL"
+    if isinstance(v, list):
+        # A list as sloth's CSV writes it (and DuckDB's): [a, NULL, 3].
+        return "[" + ", ".join("NULL" if x is None else str(x) for x in v) + "]"
     if isinstance(v, bool) or v in ("true", "false"):
         return str(v).lower()
     try:

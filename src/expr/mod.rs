@@ -142,6 +142,9 @@ pub enum AggFunc {
     /// `(x, separator [, key])`: the group's non-null values as text,
     /// joined by the separator, in the key's order (input order without).
     StringAgg(Option<KeyOrder>),
+    /// `(x [, key])`: the group's values, nulls included, as a list in the
+    /// key's order (input order without).
+    ArrayAgg(Option<KeyOrder>),
 }
 
 /// The statistics of [`AggFunc::Bivariate`], each PostgreSQL's function of
@@ -278,6 +281,7 @@ impl AggFunc {
             }
             AggFunc::FirstBy(_) => "first_by",
             AggFunc::StringAgg(_) => "string_agg",
+            AggFunc::ArrayAgg(_) => "array_agg",
         }
     }
 }
@@ -761,8 +765,11 @@ impl Expr {
         match self {
             Expr::Agg {
                 func:
-                    func
-                    @ (AggFunc::First | AggFunc::Last | AggFunc::FirstBy(_) | AggFunc::StringAgg(_)),
+                    func @ (AggFunc::First
+                    | AggFunc::Last
+                    | AggFunc::FirstBy(_)
+                    | AggFunc::StringAgg(_)
+                    | AggFunc::ArrayAgg(_)),
                 ..
             } => Err(SlothError::unsupported(format!(
                 "window function '{}' (a partition's rows have no order for it)",

@@ -247,6 +247,12 @@ pub fn agg_output_type(func: AggFunc, inputs: &[DataType]) -> Result<DataType> {
                 )));
             }
         },
+        AggFunc::ArrayAgg(order) => match input {
+            Some(t) if inputs.len() == 1 + order.is_some() as usize => DataType::List(
+                std::sync::Arc::new(arrow::datatypes::Field::new("item", t.clone(), true)),
+            ),
+            _ => return Err(SlothError::plan("array_agg() takes one value")),
+        },
         AggFunc::StringAgg(order) => {
             if inputs.len() != 2 + order.is_some() as usize {
                 return Err(SlothError::plan(

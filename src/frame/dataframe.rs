@@ -186,7 +186,7 @@ impl DataFrame {
                 .with_header(true)
                 .build(&mut buf);
             for b in sorted.batches() {
-                w.write(b)?;
+                w.write(&crate::io::csv_ready(b)?)?;
             }
         }
         Ok(String::from_utf8_lossy(&buf).into_owned())

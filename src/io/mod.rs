@@ -6,6 +6,7 @@
 //! reader also skips row groups whose statistics rule out the scan's filters.
 
 mod csv;
+mod csv_text;
 mod file_cache;
 mod filter;
 pub(crate) mod hive;
@@ -27,6 +28,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::{Result, SlothError};
 
 pub use self::csv::CsvOptions;
+pub use self::csv_text::csv_ready;
 pub use self::filter::{
     LATE_MATERIALIZATION_MAX_SELECTIVITY, SELECTION_MIN_KEPT, ScanFilter, Selected,
 };

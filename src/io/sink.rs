@@ -186,7 +186,7 @@ impl FileSink {
         self.rows += batch.num_rows();
         let written = match self.writer.as_mut().expect("not finished") {
             Writer::Parquet(w) => w.write(batch).map_err(SlothError::from),
-            Writer::Csv(w) => w.write(batch).map_err(SlothError::from),
+            Writer::Csv(w) => w.write(&super::csv_ready(batch)?).map_err(SlothError::from),
             Writer::Ipc(w) => w.write(batch).map_err(SlothError::from),
             Writer::Json(w) => w.write(batch).map_err(SlothError::from),
             Writer::Ndjson(w) => w.write(batch).map_err(SlothError::from),

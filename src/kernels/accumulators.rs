@@ -18,15 +18,15 @@ use crate::expr::AggFunc;
 
 mod bitwise;
 mod co_moments;
+mod collect;
 mod distinct;
 mod first_by;
-mod string_agg;
 use bitwise::Bitwise;
 use co_moments::BivariateAcc;
 pub(crate) use co_moments::CoMoments;
+use collect::{ArrayAgg, StringAgg};
 use distinct::{Distinct, DistinctInput};
 use first_by::FirstBy;
-use string_agg::StringAgg;
 
 /// Aggregate state for all groups of one aggregate expression.
 pub trait Accumulator: Send + Sync {
@@ -154,6 +154,7 @@ pub fn create(
         }),
         AggFunc::Bitwise(op) => Box::new(Bitwise::new(op, out)),
         AggFunc::StringAgg(order) => Box::new(StringAgg::new(order, types.get(2))?),
+        AggFunc::ArrayAgg(order) => Box::new(ArrayAgg::new(order, &t, types.get(1))?),
         AggFunc::FirstBy(order) => Box::new(FirstBy::new(
             order,
             types.get(1).unwrap_or(&DataType::Null),

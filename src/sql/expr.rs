@@ -787,6 +787,8 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                             | "string_agg"
                             | "listagg"
                             | "group_concat"
+                            | "array_agg"
+                            | "list"
                     ) =>
             {
                 order = Some(super::planner::sort_key(
@@ -796,7 +798,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             }
             _ => {
                 return Err(SlothError::unsupported(format!(
-                    "'{clause}' in '{f}' (first, last and string_agg take one ORDER BY key)"
+                    "'{clause}' in '{f}' (first, last, string_agg and array_agg take one ORDER BY key)"
                 )));
             }
         }
@@ -900,6 +902,19 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
                 skip_nulls: false,
             };
             agg(AggFunc::FirstBy(order), args)
+        }
+        // array_agg(x [ORDER BY key]), DuckDB's list(x).
+        "array_agg" | "list" => {
+            let [x] = arguments::<1>(&name, args)?;
+            let key = order.take();
+            let order = key.as_ref().map(|k| KeyOrder {
+                descending: k.descending,
+                nulls_first: !k.nulls_last,
+                skip_nulls: false,
+            });
+            let mut args = vec![x];
+            args.extend(key.map(|k| k.expr));
+            agg(AggFunc::ArrayAgg(order), args)
         }
         "string_agg" | "listagg" | "group_concat" => {
             let mut args = args.into_iter().map(|a| a.cast(DataType::Utf8));

@@ -482,12 +482,12 @@ fn render(df: &DataFrame, format: Format, shape: TableShape) -> Result<String> {
                     .with_header(true)
                     .build(&mut buf);
                 for b in df.batches() {
-                    w.write(b)?;
+                    w.write(&sloth::io::csv_ready(b)?)?;
                 }
                 if df.batches().is_empty() {
-                    w.write(&arrow::record_batch::RecordBatch::new_empty(
-                        df.schema().clone(),
-                    ))?;
+                    w.write(&sloth::io::csv_ready(
+                        &arrow::record_batch::RecordBatch::new_empty(df.schema().clone()),
+                    )?)?;
                 }
             }
             String::from_utf8_lossy(&buf).into_owned()

@@ -147,7 +147,7 @@ impl Spec<'_> {
         self.aggs.iter().any(|a| {
             matches!(
                 a.func,
-                AggFunc::First | AggFunc::Last | AggFunc::StringAgg(_)
+                AggFunc::First | AggFunc::Last | AggFunc::StringAgg(_) | AggFunc::ArrayAgg(_)
             )
         })
     }

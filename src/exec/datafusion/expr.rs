@@ -164,7 +164,11 @@ impl Translator<'_> {
             AggFunc::First => ("first_value", None),
             AggFunc::Last => ("last_value", None),
             // Orders or interpolations DataFusion does not share.
-            other @ (AggFunc::Quantile(_) | AggFunc::FirstBy(_) | AggFunc::StringAgg(_)) => {
+            AggFunc::ArrayAgg(None) => ("array_agg", None),
+            other @ (AggFunc::Quantile(_)
+            | AggFunc::FirstBy(_)
+            | AggFunc::StringAgg(_)
+            | AggFunc::ArrayAgg(Some(_))) => {
                 return Err(untranslatable(format!("aggregate {other:?}")));
             }
         };

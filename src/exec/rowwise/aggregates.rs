@@ -110,7 +110,8 @@ impl RowAcc {
             },
             AggFunc::Quantile(q) => RowAcc::Values { q, values: vec![] },
             AggFunc::FirstBy(order) => RowAcc::FirstBy { order, best: None },
-            AggFunc::StringAgg(order) => RowAcc::StringAgg {
+            // Refused before any state is made (AggregateOp::next).
+            AggFunc::ArrayAgg(order) | AggFunc::StringAgg(order) => RowAcc::StringAgg {
                 order,
                 separator: None,
                 items: vec![],

@@ -9,7 +9,7 @@ use arrow::record_batch::RecordBatch;
 use super::aggregates::RowAcc;
 use super::expr::eval;
 use super::value::{Row, Value};
-use crate::error::Result;
+use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, WindowFunc};
 use crate::physical::{AggregateExpr, Stage, join_outputs};
 use crate::physical_expr::PhysicalExpr;
@@ -136,6 +136,13 @@ pub struct AggregateOp {
 impl RowOperator for AggregateOp {
     fn next(&mut self) -> Result<Option<Row>> {
         if self.output.is_none() {
+            // Rows hold scalar values: a list has no row-wise form.
+            if let Some(a) = (self.aggs.iter()).find(|a| matches!(a.func, AggFunc::ArrayAgg(_))) {
+                return Err(SlothError::unsupported(format!(
+                    "row-wise execution of {}() (its lists run columnar only)",
+                    a.func.name()
+                )));
+            }
             let mut groups: HashMap<Row, usize> = HashMap::new();
             let mut states: Vec<(Row, Vec<RowAcc>)> = Vec::new();
             let fresh = || {
