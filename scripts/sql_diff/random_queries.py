@@ -109,7 +109,7 @@ class Gen:
                 "string_agg(s, ',' order by s)", "count(a, s)", "min(s)", "max(dt)",
                 "sum(c) filter (where a > 0)", "count(*) filter (where s like 'A%')",
                 "max(b) - min(b)", "covar_pop(c, d)", "regr_avgy(c, a)", "regr_count(c, b)",
-                "bit_or(a)", "bit_xor(b)", "bit_and(b + 1000000000000)",
+                "bit_or(a)", "bit_xor(b)", "bit_and(b + 1000000000000)", "array_agg(b order by b)",
             ])
         fn = self.pick(["sum", "min", "max", "count", "avg"])
         distinct = "distinct " if self.r.random() < 0.2 and fn != "avg" else ""

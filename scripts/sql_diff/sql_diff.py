@@ -74,6 +74,10 @@ def make_files(out: pathlib.Path) -> None:
     con.execute(f"copy (select * from sales where id >= 2500) to '{out / 'parts' / 'p2.parquet'}' (format parquet)")
 
 
+# A list (array_agg) can be one long CSV field.
+csv.field_size_limit(sys.maxsize)
+
+
 def norm(v) -> str:
     if v is None or v == "" or v == "NULL":
         return "NULL"
