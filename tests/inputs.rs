@@ -74,6 +74,55 @@ fn two_files_with_one_stem_under_a_data_directory_are_an_error() {
 }
 
 #[test]
+fn declared_csv_types_replace_inferred_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    // Codes with leading zeros, and dates past the rows sampled.
+    let mut text = String::from("code,day\n");
+    for i in 0..50 {
+        text.push_str(&format!("{:03},\n", i));
+    }
+    text.push_str("050,2024-02-29\n");
+    write(dir.path(), "t.csv", &text);
+    let path = dir.path().join("t.csv");
+    let path = path.display();
+    let mut c = SqlContext::new();
+    let declared = format!(
+        "select count(*) as n, min(code) as first, max(day) as last from \
+         read_csv('{path}', types = {{'code': 'VARCHAR', 'day': 'DATE'}}, sample_size = 10)"
+    );
+    assert_eq!(csv_of(&c, &declared), "n,first,last\n51,000,2024-02-29\n");
+    // The Rust API: the same through CsvOptions.
+    let options = sloth::io::CsvOptions {
+        types: vec![
+            ("code".into(), arrow::datatypes::DataType::Utf8),
+            ("day".into(), arrow::datatypes::DataType::Date32),
+        ],
+        infer_rows: 10,
+        ..Default::default()
+    };
+    c = SqlContext::new().with_csv_options(options);
+    c.register_file("t", dir.path().join("t.csv")).unwrap();
+    assert_eq!(
+        csv_of(
+            &c,
+            "select count(*) as n, min(code) as first, max(day) as last from t"
+        ),
+        "n,first,last\n51,000,2024-02-29\n"
+    );
+    let e = c
+        .sql(&format!(
+            "select * from read_csv('{path}', types = {{'nope': 'DATE'}})"
+        ))
+        .and_then(|lf| lf.collect())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("types names column 'nope'") && e.contains("columns: code, day"),
+        "{e}"
+    );
+}
+
+#[test]
 fn csv_options_read_files_without_headers_with_other_delimiters_and_null_strings() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "t.csv", "1;NA;x\n2;5;\"a;b\"\n3;;y\n");

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use arrow::csv::ReaderBuilder;
 use arrow::csv::reader::Format;
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
 use super::{BATCH_SIZE, nullable_schema, open};
@@ -39,6 +39,9 @@ pub struct CsvOptions {
     pub null_value: Option<String>,
     /// Rows sampled to infer types.
     pub infer_rows: usize,
+    /// Column types that replace the inferred ones, by column name
+    /// (DuckDB's `types = {'day': 'DATE'}`).
+    pub types: Vec<(String, DataType)>,
 }
 
 impl Default for CsvOptions {
@@ -50,6 +53,7 @@ impl Default for CsvOptions {
             escape: None,
             null_value: None,
             infer_rows: 10_000,
+            types: vec![],
         }
     }
 }
@@ -146,7 +150,29 @@ pub(super) fn infer_schema(path: &Path, options: &CsvOptions) -> Result<SchemaRe
     if schema.fields().is_empty() {
         return Err(data_error(path, "no columns (empty file?)"));
     }
-    Ok(nullable_schema(&unique_header_names(&schema)))
+    let schema = with_declared_types(unique_header_names(&schema), &options.types)
+        .map_err(|e| SlothError::plan(format!("CSV '{}': {e}", path.display())))?;
+    Ok(nullable_schema(&schema))
+}
+
+/// `schema` with the declared columns' types in place of the inferred
+/// ones; a name the file does not have is an error that lists its columns.
+fn with_declared_types(
+    schema: Schema,
+    types: &[(String, DataType)],
+) -> std::result::Result<Schema, String> {
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for (name, data_type) in types {
+        let Some(field) = fields.iter_mut().find(|f| f.name() == name) else {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            return Err(format!(
+                "types names column '{name}', which the file does not have (columns: {})",
+                names.join(", ")
+            ));
+        };
+        *field = field.clone().with_data_type(data_type.clone());
+    }
+    Ok(Schema::new(fields))
 }
 
 /// Names a header's columns as DuckDB does: an empty name becomes

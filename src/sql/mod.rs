@@ -445,6 +445,16 @@ impl SqlContext {
     }
 }
 
+/// The Arrow type a SQL type name stands for (`'DATE'`, `'DECIMAL(10,
+/// 2)'`, `'VARCHAR'`), as CAST reads it.
+pub fn data_type_named(name: &str) -> Result<arrow::datatypes::DataType> {
+    let parsed = Parser::new(&GenericDialect {})
+        .try_with_sql(name)
+        .and_then(|mut p| p.parse_data_type())
+        .map_err(|_| SlothError::plan(format!("unknown type '{name}'")))?;
+    expr::data_type_of(&parsed)
+}
+
 /// Whether `dir` is a directory with `key=value` subdirectories (a
 /// table of Hive partitions); hidden ones (`.x`, `_x`) are not tables.
 fn is_partitioned_dir(dir: &Path) -> bool {

@@ -223,6 +223,37 @@ fn set_option(
         (FileFormat::Csv, "header") => csv.has_header = boolean(function, option, value)?,
         (FileFormat::Csv, "quote") => csv.quote = character(function, option, value)?,
         (FileFormat::Csv, "escape") => csv.escape = Some(character(function, option, value)?),
+        (FileFormat::Csv, "sample_size") => {
+            csv.infer_rows = match value {
+                ast::Expr::Value(v) => match &v.value {
+                    Value::Number(n, _) => n.parse().ok().filter(|&n: &usize| n > 0),
+                    _ => None,
+                },
+                _ => None,
+            }
+            .ok_or_else(|| {
+                SlothError::plan(format!("{function}: {option} is a positive number of rows"))
+            })?
+        }
+        // types = {'column': 'TYPE', ..}: declared types over inferred ones.
+        (FileFormat::Csv, "types" | "dtypes" | "column_types") => {
+            let ast::Expr::Dictionary(fields) = value else {
+                return Err(SlothError::plan(format!(
+                    "{function}: {option} is a struct of column types, such as {{'day': 'DATE'}}"
+                )));
+            };
+            for field in fields {
+                let name = text(&field.value).ok_or_else(|| {
+                    SlothError::plan(format!(
+                        "{function}: the type of '{}' is a string",
+                        field.key
+                    ))
+                })?;
+                let data_type = super::data_type_named(&name)
+                    .map_err(|e| SlothError::plan(format!("{function}: {e}")))?;
+                csv.types.push((field.key.value.clone(), data_type));
+            }
+        }
         (FileFormat::Csv, "nullstr" | "null") => {
             csv.null_value = Some(text(value).ok_or_else(|| {
                 SlothError::plan(format!("{function}: {option} is a string in quotes"))
@@ -230,7 +261,7 @@ fn set_option(
         }
         _ => {
             let known = match format {
-                FileFormat::Csv => "delim, header, quote, escape, nullstr",
+                FileFormat::Csv => "delim, header, quote, escape, nullstr, sample_size, types",
                 _ => "none",
             };
             return Err(SlothError::plan(format!(

@@ -233,6 +233,10 @@ struct Source {
     /// A CSV field spelt so is a null (e.g. NA), besides empty fields.
     #[arg(long)]
     csv_null: Option<String>,
+    /// A CSV column's type instead of the inferred one, COLUMN=TYPE
+    /// (e.g. day=DATE, zip=VARCHAR); repeat for several.
+    #[arg(long = "csv-type", value_name = "COLUMN=TYPE")]
+    csv_types: Vec<String>,
     /// SQL text.
     #[arg(short = 'c', long = "command")]
     command: Option<String>,
@@ -435,6 +439,14 @@ fn csv_options(source: &Source) -> Result<sloth::io::CsvOptions> {
     }
     if let Some(e) = &source.csv_escape {
         options.escape = Some(csv_char("csv-escape", e)?);
+    }
+    for declared in &source.csv_types {
+        let (column, name) = declared.split_once('=').ok_or_else(|| {
+            SlothError::plan(format!("--csv-type takes COLUMN=TYPE, got '{declared}'"))
+        })?;
+        let data_type = sloth::sql::data_type_named(name.trim())
+            .map_err(|e| SlothError::plan(format!("--csv-type {declared}: {e}")))?;
+        options.types.push((column.trim().to_string(), data_type));
     }
     Ok(options)
 }
