@@ -29,7 +29,7 @@ use distinct::{Distinct, DistinctInput};
 use first_by::FirstBy;
 
 /// Aggregate state for all groups of one aggregate expression.
-pub trait Accumulator: Send + Sync {
+pub trait Accumulator: Any + Send + Sync {
     /// Adds `values[..][rows[k]]` to group `groups[k]` for every k.
     /// `num_groups` is the number of groups that exist so far.
     fn update(
@@ -51,24 +51,13 @@ pub trait Accumulator: Send + Sync {
         dst: &[u32],
         num_groups: usize,
     ) -> Result<()>;
-    /// For `merge`: the concrete accumulator.
-    fn as_any(&self) -> &dyn Any;
 }
 
 /// Downcasts the other side of a merge to this accumulator's type.
 fn same<T: 'static>(other: &dyn Accumulator) -> &T {
-    other
-        .as_any()
+    (other as &dyn Any)
         .downcast_ref::<T>()
         .expect("merging accumulators of the same kind")
-}
-
-macro_rules! any_impl {
-    () => {
-        fn as_any(&self) -> &dyn Any {
-            self
-        }
-    };
 }
 
 /// The type each argument is cast to before it reaches the accumulator.
@@ -309,7 +298,6 @@ impl Accumulator for Count {
         }
         Ok(())
     }
-    any_impl!();
 }
 
 /// Integer sums switch to checked additions once the magnitudes added so
@@ -435,7 +423,6 @@ impl<T: ArrowPrimitiveType> Accumulator for Sum<T> {
         }
         Ok(())
     }
-    any_impl!();
 }
 
 use arrow::buffer::NullBuffer;
@@ -509,7 +496,6 @@ impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
         }
         Ok(())
     }
-    any_impl!();
 }
 
 /// Min/max of any type arrow can row-encode: compares encoded rows, keeps the
@@ -595,7 +581,6 @@ impl Accumulator for MinMaxRows {
         }
         Ok(())
     }
-    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.best, n, None);
         gather_picks(
@@ -671,7 +656,6 @@ impl Accumulator for Pick {
         }
         Ok(())
     }
-    any_impl!();
 }
 
 /// Exact mean of decimals: i128 sums and counts, divided once at the end.
@@ -730,7 +714,6 @@ impl Accumulator for DecimalMean {
         }
         Ok(())
     }
-    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.sums, n, 0);
         grow(&mut self.counts, n, 0);
@@ -828,7 +811,6 @@ impl Accumulator for Moments {
         }
         Ok(())
     }
-    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.state, n, (0.0, 0.0, 0.0));
         let out: Float64Array = self
@@ -876,7 +858,6 @@ impl Accumulator for Quantile {
         }
         Ok(())
     }
-    any_impl!();
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.values, n, Vec::new());
         let out: Float64Array = self

@@ -87,9 +87,6 @@ impl Accumulator for Bitwise {
         }
         Ok(())
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.bits, n, None);
         let wide: ArrayRef = if self.out.is_unsigned_integer() {

@@ -126,9 +126,6 @@ impl Accumulator for BivariateAcc {
         }
         Ok(())
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         grow(&mut self.state, n, CoMoments::default());
         let out: Float64Array = self.state.iter().map(|m| m.finish(self.stat)).collect();

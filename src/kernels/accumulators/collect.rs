@@ -198,10 +198,6 @@ impl Accumulator for StringAgg {
         }
         Ok(Arc::new(out.finish()))
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 /// `array_agg(x [ORDER BY key])`: a list per group, null for a group of no
@@ -262,10 +258,6 @@ impl Accumulator for ArrayAgg {
             flat,
             Some(present),
         )?))
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }
 

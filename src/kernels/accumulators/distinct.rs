@@ -233,10 +233,6 @@ impl Accumulator for DistinctInput {
         self.set.merge(&same::<Self>(other).set, src, dst, n)
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         let (groups, values) = self.set.pairs(&self.input)?;
         let mut inner = create(
@@ -337,10 +333,6 @@ impl Accumulator for Distinct {
             _ => unreachable!("accumulators of one aggregate share their value type"),
         }
         Ok(())
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {

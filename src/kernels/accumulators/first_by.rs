@@ -107,10 +107,6 @@ impl Accumulator for FirstBy {
         self.grow(n);
         gather_picks(&self.arrays, self.picks.iter().copied(), n)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]
