@@ -53,7 +53,7 @@ pub fn evaluate_array(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ArrayR
 }
 
 /// The value of an expression that reads no column (`2 * 5`, `$1 + 1`):
-/// an integer as Int64, NULL as [`ScalarValue::Null`].
+/// an integer as Int64, NULL as [`crate::expr::ScalarValue::Null`].
 pub fn evaluate_constant(expr: &crate::expr::Expr) -> Result<crate::expr::ScalarValue> {
     let schema = Arc::new(arrow::datatypes::Schema::empty());
     let compiled = PhysicalExpr::compile(expr, &schema)?;
