@@ -994,6 +994,19 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
             "WITH TIES",
         ),
         ("select * from region, lateral (select 1) t", "LATERAL"),
+        // Refused, not dropped: the answer would be RESPECT NULLS'.
+        (
+            "select lag(r_name) ignore nulls over (order by r_name) from region",
+            "IGNORE NULLS",
+        ),
+        (
+            "select lead(r_name ignore nulls) over (order by r_name) from region",
+            "IGNORE NULLS",
+        ),
+        (
+            "select first_value(r_name ignore nulls) over (order by r_name) from region",
+            "IGNORE NULLS",
+        ),
         ("select * into t2 from region", "SELECT INTO"),
         (
             "select first(distinct n_regionkey) from nation",

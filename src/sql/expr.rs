@@ -759,7 +759,10 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
         if matches!(
             name.as_str(),
             "first_value" | "last_value" | "nth_value" | "first" | "last"
-        ) && list.clauses.is_empty()
+        ) && list
+            .clauses
+            .iter()
+            .all(|c| matches!(c, ast::FunctionArgumentClause::IgnoreOrRespectNulls(_)))
         {
             return value_window(&name, f, list, over, r);
         }
@@ -1138,6 +1141,7 @@ fn shift_window(
     over: &ast::WindowType,
     r: &dyn Resolver,
 ) -> Result<Expr> {
+    respecting_nulls(f, list)?;
     let args = plain_args(list, r)?;
     let n = match args.get(1) {
         None => 1,
@@ -1185,6 +1189,27 @@ fn plain_args(list: &ast::FunctionArgumentList, r: &dyn Resolver) -> Result<Vec<
         .collect()
 }
 
+/// Checks that a window value function reads nulls as values (SQL's
+/// default, `RESPECT NULLS`): `IGNORE NULLS`, in either place it is
+/// written, and any other clause are refused rather than dropped.
+fn respecting_nulls(f: &ast::Function, list: &ast::FunctionArgumentList) -> Result<()> {
+    use ast::{FunctionArgumentClause as Clause, NullTreatment};
+    let ignore = || SlothError::unsupported(format!("IGNORE NULLS in '{f}'"));
+    if f.null_treatment == Some(NullTreatment::IgnoreNulls) {
+        return Err(ignore());
+    }
+    for clause in &list.clauses {
+        match clause {
+            Clause::IgnoreOrRespectNulls(NullTreatment::RespectNulls) => {}
+            Clause::IgnoreOrRespectNulls(NullTreatment::IgnoreNulls) => return Err(ignore()),
+            other => {
+                return Err(SlothError::unsupported(format!("'{other}' in '{f}'")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `first_value(x)`, `last_value(x)`, `nth_value(x, n)` (and DuckDB's
 /// `first`/`last`) OVER a window: `x` of a row of each row's frame.
 fn value_window(
@@ -1194,11 +1219,7 @@ fn value_window(
     over: &ast::WindowType,
     r: &dyn Resolver,
 ) -> Result<Expr> {
-    if f.null_treatment.is_some() {
-        return Err(SlothError::unsupported(format!(
-            "IGNORE/RESPECT NULLS in '{f}'"
-        )));
-    }
+    respecting_nulls(f, list)?;
     let args = plain_args(list, r)?;
     let pick = match (name, args.as_slice()) {
         ("first_value" | "first", [_]) => FramePick::First,
