@@ -1003,10 +1003,6 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
             "select lead(r_name ignore nulls) over (order by r_name) from region",
             "IGNORE NULLS",
         ),
-        (
-            "select first_value(r_name ignore nulls) over (order by r_name) from region",
-            "IGNORE NULLS",
-        ),
         ("select * into t2 from region", "SELECT INTO"),
         (
             "select first(distinct n_regionkey) from nation",
@@ -2825,6 +2821,47 @@ fn array_agg_collects_each_group_s_values_in_order() {
     assert!(
         e.to_string().contains("row-wise execution of array_agg()"),
         "{e}"
+    );
+}
+
+#[test]
+fn ignore_nulls_fills_from_the_nearest_present_value() {
+    let c = ctx(OptimizerOptions::default());
+    // A series with gaps: nation keys, null where the key is odd.
+    let series = "(select n_nationkey as k, case when n_nationkey % 2 = 0 then n_nationkey end as v from nation)";
+    let filled = format!(
+        "select k, last_value(v ignore nulls) over (order by k) as f, \
+         first_value(v ignore nulls) over (order by k rows between current row and unbounded following) as b \
+         from {series} as s"
+    );
+    // Forward fill: the last even key up to k; backward: the next one from k.
+    let want: Vec<String> = (0..25i64)
+        .map(|k| {
+            let back = if k % 2 == 0 {
+                k.to_string()
+            } else if k < 24 {
+                (k + 1).to_string()
+            } else {
+                "null".into()
+            };
+            format!("{k}|{}|{back}", k - k % 2)
+        })
+        .collect();
+    let mut want = want;
+    want.sort();
+    assert_eq!(rows_on_both_executors(&c, &filled), want);
+    assert_refused(
+        &c,
+        &[
+            (
+                "select nth_value(n_name, 2 ignore nulls) over (order by n_name) from nation",
+                "IGNORE NULLS",
+            ),
+            (
+                "select lag(n_name) ignore nulls over (order by n_name) from nation",
+                "IGNORE NULLS",
+            ),
+        ],
     );
 }
 

@@ -1,4 +1,4 @@
--- Window frames, lag/lead defaults, percent_rank/cume_dist/ntile, concat, date_trunc, LIKE ESCAPE and
+-- Window frames, first_value/last_value IGNORE NULLS, lag/lead defaults, percent_rank/cume_dist/ntile, concat, date_trunc, LIKE ESCAPE and
 -- INTERSECT/EXCEPT ALL over the --make-nulls tables (nulls in every column).
 -- Expected difference: date_trunc of a date is a date in sloth and a
 -- timestamp at midnight in DuckDB (the same day).
@@ -26,3 +26,5 @@ select a from t intersect all select k from u
 select a, s from t except all select k, v from u
 select a from t except all select k from u
 select a, s from t intersect all select w, v from u
+select a, b, c, first_value(c ignore nulls) over (partition by a order by b), last_value(c ignore nulls) over (partition by a order by b), last_value(c ignore nulls) over (partition by a order by b rows between 3 preceding and 1 preceding), first_value(c ignore nulls) over (partition by a order by b rows between current row and unbounded following) from t where a between 0 and 2 and b is not null order by a, b
+select s, dt, last_value(d ignore nulls) over (order by dt, b rows between unbounded preceding and current row) from t where a = 4 and dt is not null and b is not null order by dt, b

@@ -439,12 +439,20 @@ pub enum FramePick {
     Last,
     /// The frame's n-th row, from 1 (`nth_value(x, n)`).
     Nth(usize),
+    /// The frame's first row whose value is not null (`first_value(x
+    /// IGNORE NULLS)`).
+    FirstPresent,
+    /// The frame's last row whose value is not null (`last_value(x IGNORE
+    /// NULLS)`, the forward fill of a series).
+    LastPresent,
 }
 
 impl FramePick {
-    /// The position picked from a frame of positions `lo..=hi`; `None`
-    /// for an empty frame or one with fewer than n rows.
-    pub fn pick(self, lo: usize, hi: usize) -> Option<usize> {
+    /// The position picked from a frame of positions `lo..=hi`, where
+    /// `present(i)` says whether position i's value is not null; `None`
+    /// for an empty frame, one with fewer than n rows, or (ignoring nulls)
+    /// one of nulls only.
+    pub fn pick(self, lo: usize, hi: usize, present: impl Fn(usize) -> bool) -> Option<usize> {
         if lo > hi {
             return None;
         }
@@ -452,6 +460,8 @@ impl FramePick {
             FramePick::First => Some(lo),
             FramePick::Last => Some(hi),
             FramePick::Nth(n) => Some(lo + n.checked_sub(1)?).filter(|&i| i <= hi),
+            FramePick::FirstPresent => (lo..=hi).find(|&i| present(i)),
+            FramePick::LastPresent => (lo..=hi).rev().find(|&i| present(i)),
         }
     }
 }
@@ -513,8 +523,8 @@ impl WindowFunc {
             WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => f.name(),
             WindowFunc::Lag(_) => "lag",
             WindowFunc::Lead(_) => "lead",
-            WindowFunc::Value(FramePick::First, _) => "first_value",
-            WindowFunc::Value(FramePick::Last, _) => "last_value",
+            WindowFunc::Value(FramePick::First | FramePick::FirstPresent, _) => "first_value",
+            WindowFunc::Value(FramePick::Last | FramePick::LastPresent, _) => "last_value",
             WindowFunc::Value(FramePick::Nth(_), _) => "nth_value",
         }
     }
@@ -1340,6 +1350,9 @@ impl fmt::Display for Expr {
                 }
                 let n = match func {
                     WindowFunc::Value(FramePick::Nth(n), _) => format!(", {n}"),
+                    WindowFunc::Value(FramePick::FirstPresent | FramePick::LastPresent, _) => {
+                        " IGNORE NULLS".to_string()
+                    }
                     // The offset, unless it is the default 1.
                     WindowFunc::Lag(n) | WindowFunc::Lead(n) if *n != 1 => format!(", {n}"),
                     WindowFunc::Ntile(n) => n.to_string(),
@@ -1415,11 +1428,18 @@ mod tests {
         assert!(lo > hi, "past the end: empty");
         let (lo, hi) = frame(Some(-3), Some(-2)).bounds(1, 5);
         assert!(lo > hi, "before the start: empty");
-        assert_eq!(FramePick::First.pick(1, 3), Some(1));
-        assert_eq!(FramePick::Last.pick(1, 3), Some(3));
-        assert_eq!(FramePick::Nth(3).pick(1, 3), Some(3));
-        assert_eq!(FramePick::Nth(4).pick(1, 3), None);
-        assert_eq!(FramePick::Nth(0).pick(1, 3), None);
-        assert_eq!(FramePick::First.pick(1, 0), None);
+        let all = |_: usize| true;
+        assert_eq!(FramePick::First.pick(1, 3, all), Some(1));
+        assert_eq!(FramePick::Last.pick(1, 3, all), Some(3));
+        assert_eq!(FramePick::Nth(3).pick(1, 3, all), Some(3));
+        assert_eq!(FramePick::Nth(4).pick(1, 3, all), None);
+        assert_eq!(FramePick::Nth(0).pick(1, 3, all), None);
+        assert_eq!(FramePick::First.pick(1, 0, all), None);
+        // Positions 0, 2 and 5 hold values; the others nulls.
+        let present = |i: usize| [0, 2, 5].contains(&i);
+        assert_eq!(FramePick::FirstPresent.pick(1, 4, present), Some(2));
+        assert_eq!(FramePick::LastPresent.pick(1, 4, present), Some(2));
+        assert_eq!(FramePick::LastPresent.pick(3, 4, present), None);
+        assert_eq!(FramePick::First.pick(3, 4, present), Some(3), "nulls count");
     }
 }

@@ -1189,25 +1189,32 @@ fn plain_args(list: &ast::FunctionArgumentList, r: &dyn Resolver) -> Result<Vec<
         .collect()
 }
 
-/// Checks that a window value function reads nulls as values (SQL's
-/// default, `RESPECT NULLS`): `IGNORE NULLS`, in either place it is
-/// written, and any other clause are refused rather than dropped.
-fn respecting_nulls(f: &ast::Function, list: &ast::FunctionArgumentList) -> Result<()> {
+/// Whether a window value function skips null values (`IGNORE NULLS`,
+/// after the call or inside its parentheses) or reads them (SQL's
+/// default, `RESPECT NULLS`); any other clause is refused rather than
+/// dropped.
+fn ignores_nulls(f: &ast::Function, list: &ast::FunctionArgumentList) -> Result<bool> {
     use ast::{FunctionArgumentClause as Clause, NullTreatment};
-    let ignore = || SlothError::unsupported(format!("IGNORE NULLS in '{f}'"));
-    if f.null_treatment == Some(NullTreatment::IgnoreNulls) {
-        return Err(ignore());
-    }
+    let mut ignore = f.null_treatment == Some(NullTreatment::IgnoreNulls);
     for clause in &list.clauses {
         match clause {
-            Clause::IgnoreOrRespectNulls(NullTreatment::RespectNulls) => {}
-            Clause::IgnoreOrRespectNulls(NullTreatment::IgnoreNulls) => return Err(ignore()),
+            Clause::IgnoreOrRespectNulls(treatment) => {
+                ignore |= *treatment == NullTreatment::IgnoreNulls
+            }
             other => {
                 return Err(SlothError::unsupported(format!("'{other}' in '{f}'")));
             }
         }
     }
-    Ok(())
+    Ok(ignore)
+}
+
+/// Refuses `IGNORE NULLS` where it is not run.
+fn respecting_nulls(f: &ast::Function, list: &ast::FunctionArgumentList) -> Result<()> {
+    match ignores_nulls(f, list)? {
+        true => Err(SlothError::unsupported(format!("IGNORE NULLS in '{f}'"))),
+        false => Ok(()),
+    }
 }
 
 /// `first_value(x)`, `last_value(x)`, `nth_value(x, n)` (and DuckDB's
@@ -1219,15 +1226,20 @@ fn value_window(
     over: &ast::WindowType,
     r: &dyn Resolver,
 ) -> Result<Expr> {
-    respecting_nulls(f, list)?;
+    let ignore_nulls = ignores_nulls(f, list)?;
     let args = plain_args(list, r)?;
-    let pick = match (name, args.as_slice()) {
-        ("first_value" | "first", [_]) => FramePick::First,
-        ("last_value" | "last", [_]) => FramePick::Last,
-        ("nth_value", [_, Expr::Literal(ScalarValue::Int64(Some(n)))]) if *n >= 1 => {
+    let pick = match (name, args.as_slice(), ignore_nulls) {
+        ("first_value" | "first", [_], false) => FramePick::First,
+        ("last_value" | "last", [_], false) => FramePick::Last,
+        ("first_value" | "first", [_], true) => FramePick::FirstPresent,
+        ("last_value" | "last", [_], true) => FramePick::LastPresent,
+        ("nth_value", _, true) => {
+            return Err(SlothError::unsupported(format!("IGNORE NULLS in '{f}'")));
+        }
+        ("nth_value", [_, Expr::Literal(ScalarValue::Int64(Some(n)))], _) if *n >= 1 => {
             FramePick::Nth(*n as usize)
         }
-        ("nth_value", _) => {
+        ("nth_value", _, _) => {
             return Err(SlothError::plan(format!(
                 "nth_value() takes a value and a positive integer constant, in '{f}'"
             )));

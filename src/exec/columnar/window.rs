@@ -643,7 +643,8 @@ fn frame_values(
                 Some(frame) => frame.bounds(k, len),
                 None => (0, last_peer[k]),
             };
-            pick.pick(lo, hi).map(|i| segment[i])
+            pick.pick(lo, hi, |i| values.is_valid(segment[i] as usize))
+                .map(|i| segment[i])
         }));
     }
     let picked = take(&values, &UInt32Array::from(sources), None)?;

@@ -224,6 +224,9 @@ impl Translator<'_> {
                 (self.window_aggregate(agg, args)?, Some(frame))
             }
             // Without a ROWS frame, DataFusion's default frame is SQL's.
+            WindowFunc::Value(FramePick::FirstPresent | FramePick::LastPresent, _) => {
+                return Err(untranslatable(format!("{} IGNORE NULLS", func.name())));
+            }
             WindowFunc::Value(pick, frame) => {
                 let mut args = args;
                 if let FramePick::Nth(n) = pick {

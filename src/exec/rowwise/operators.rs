@@ -670,8 +670,10 @@ impl WindowOp {
                         (0, hi)
                     }
                 };
-                let value = match pick.pick(lo, hi) {
-                    Some(i) => eval(&self.args[0], &keyed[start + i].2, &self.schema)?,
+                let values = |i: usize| eval(&self.args[0], &keyed[start + i].2, &self.schema);
+                let present = |i: usize| values(i).is_ok_and(|v| !v.is_null());
+                let value = match pick.pick(lo, hi, present) {
+                    Some(i) => values(i)?,
                     None => Value::Null,
                 };
                 let mut r = keyed[start + k].2.clone();
