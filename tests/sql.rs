@@ -996,11 +996,7 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
         ("select * from region, lateral (select 1) t", "LATERAL"),
         // Refused, not dropped: the answer would be RESPECT NULLS'.
         (
-            "select lag(r_name) ignore nulls over (order by r_name) from region",
-            "IGNORE NULLS",
-        ),
-        (
-            "select lead(r_name ignore nulls) over (order by r_name) from region",
+            "select nth_value(r_name, 2) ignore nulls over (order by r_name) from region",
             "IGNORE NULLS",
         ),
         ("select * into t2 from region", "SELECT INTO"),
@@ -2852,17 +2848,32 @@ fn ignore_nulls_fills_from_the_nearest_present_value() {
     assert_eq!(rows_on_both_executors(&c, &filled), want);
     assert_refused(
         &c,
-        &[
-            (
-                "select nth_value(n_name, 2 ignore nulls) over (order by n_name) from nation",
-                "IGNORE NULLS",
-            ),
-            (
-                "select lag(n_name) ignore nulls over (order by n_name) from nation",
-                "IGNORE NULLS",
-            ),
-        ],
+        &[(
+            "select nth_value(n_name, 2 ignore nulls) over (order by n_name) from nation",
+            "IGNORE NULLS",
+        )],
     );
+    // lag / lead count rows with a value only: the previous even key, the
+    // second one after.
+    let shifted = format!(
+        "select k, lag(v) ignore nulls over (order by k) as p, \
+         lead(v, 2 ignore nulls) over (order by k) as n from {series} as s"
+    );
+    let mut want: Vec<String> = (0..25i64)
+        .map(|k| {
+            let before = (k - 1 - (k - 1).rem_euclid(2)).to_string();
+            let before = if k == 0 { "null".to_string() } else { before };
+            let after = k + 1 + (k + 1) % 2 + 2;
+            let after = if after <= 24 {
+                after.to_string()
+            } else {
+                "null".into()
+            };
+            format!("{k}|{before}|{after}")
+        })
+        .collect();
+    want.sort();
+    assert_eq!(rows_on_both_executors(&c, &shifted), want);
 }
 
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a

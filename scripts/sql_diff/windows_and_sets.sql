@@ -1,4 +1,4 @@
--- Window frames, first_value/last_value IGNORE NULLS, lag/lead defaults, percent_rank/cume_dist/ntile, concat, date_trunc, LIKE ESCAPE and
+-- Window frames, first_value/last_value/lag/lead IGNORE NULLS, lag/lead defaults, percent_rank/cume_dist/ntile, concat, date_trunc, LIKE ESCAPE and
 -- INTERSECT/EXCEPT ALL over the --make-nulls tables (nulls in every column).
 -- Expected difference: date_trunc of a date is a date in sloth and a
 -- timestamp at midnight in DuckDB (the same day).
@@ -28,3 +28,4 @@ select a from t except all select k from u
 select a, s from t intersect all select w, v from u
 select a, b, c, first_value(c ignore nulls) over (partition by a order by b), last_value(c ignore nulls) over (partition by a order by b), last_value(c ignore nulls) over (partition by a order by b rows between 3 preceding and 1 preceding), first_value(c ignore nulls) over (partition by a order by b rows between current row and unbounded following) from t where a between 0 and 2 and b is not null order by a, b
 select s, dt, last_value(d ignore nulls) over (order by dt, b rows between unbounded preceding and current row) from t where a = 4 and dt is not null and b is not null order by dt, b
+select a, b, c, lag(c ignore nulls) over (partition by a order by b), lead(c ignore nulls) over (partition by a order by b), lag(c, 2 ignore nulls) over (partition by a order by b), lead(c, 3, -1 ignore nulls) over (partition by a order by b) from t where a between 0 and 2 and b is not null order by a, b

@@ -420,6 +420,9 @@ pub enum WindowFunc {
     Lag(usize),
     /// `lead(x, n)`: `x` of the row `n` after in window order.
     Lead(usize),
+    /// `lag`/`lead(x, n) IGNORE NULLS`: `x` of the n-th row before
+    /// (negative) or after in window order whose `x` is not null.
+    ShiftPresent(isize),
     /// `sum(x) OVER (.. ORDER BY .. ROWS BETWEEN ..)`: the aggregate of the
     /// rows of the frame around each row, in window order.
     FramedAggregate(AggFunc, RowsFrame),
@@ -523,6 +526,8 @@ impl WindowFunc {
             WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => f.name(),
             WindowFunc::Lag(_) => "lag",
             WindowFunc::Lead(_) => "lead",
+            WindowFunc::ShiftPresent(n) if *n < 0 => "lag",
+            WindowFunc::ShiftPresent(_) => "lead",
             WindowFunc::Value(FramePick::First | FramePick::FirstPresent, _) => "first_value",
             WindowFunc::Value(FramePick::Last | FramePick::LastPresent, _) => "last_value",
             WindowFunc::Value(FramePick::Nth(_), _) => "nth_value",
@@ -564,12 +569,38 @@ impl WindowFunc {
         })
     }
 
-    /// For `lag`/`lead`: how far back (negative) or ahead the row read is.
-    pub fn shift(&self) -> Option<isize> {
+    /// For `lag`/`lead`: how far back (negative) or ahead the row read
+    /// is, and whether only rows with a non-null value count (`IGNORE
+    /// NULLS`).
+    pub fn shift(&self) -> Option<(isize, bool)> {
         match self {
-            WindowFunc::Lag(n) => Some(-(*n as isize)),
-            WindowFunc::Lead(n) => Some(*n as isize),
+            WindowFunc::Lag(n) => Some((-(*n as isize), false)),
+            WindowFunc::Lead(n) => Some((*n as isize, false)),
+            WindowFunc::ShiftPresent(n) => Some((*n, true)),
             _ => None,
+        }
+    }
+
+    /// The position `shift` rows from `k` among positions `0..len`
+    /// (counting only those `present` says hold a value when
+    /// `skip_nulls`), if there is one.
+    pub fn shifted_position(
+        (shift, skip_nulls): (isize, bool),
+        k: usize,
+        len: usize,
+        present: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        if !skip_nulls || shift == 0 {
+            return k.checked_add_signed(shift).filter(|&j| j < len);
+        }
+        let mut seen = 0;
+        let step = |j: &usize| {
+            seen += present(*j) as usize;
+            seen == shift.unsigned_abs() && present(*j)
+        };
+        match shift < 0 {
+            true => (0..k).rev().find(step),
+            false => (k + 1..len).find(step),
         }
     }
 }
@@ -1355,6 +1386,10 @@ impl fmt::Display for Expr {
                     }
                     // The offset, unless it is the default 1.
                     WindowFunc::Lag(n) | WindowFunc::Lead(n) if *n != 1 => format!(", {n}"),
+                    WindowFunc::ShiftPresent(n) => match n.unsigned_abs() {
+                        1 => " IGNORE NULLS".to_string(),
+                        n => format!(", {n} IGNORE NULLS"),
+                    },
                     WindowFunc::Ntile(n) => n.to_string(),
                     _ => String::new(),
                 };
@@ -1374,6 +1409,20 @@ impl fmt::Display for Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shifts_ignoring_nulls_count_only_rows_with_values() {
+        // Positions 1, 2 and 5 of 7 hold values.
+        let present = |j: usize| [1, 2, 5].contains(&j);
+        let at = |shift, k| WindowFunc::shifted_position(shift, k, 7, present);
+        assert_eq!(at((-1, true), 4), Some(2));
+        assert_eq!(at((-2, true), 4), Some(1));
+        assert_eq!(at((-3, true), 4), None);
+        assert_eq!(at((1, true), 2), Some(5), "the current row is not counted");
+        assert_eq!(at((1, true), 5), None);
+        assert_eq!(at((1, false), 5), Some(6), "respecting nulls: the next row");
+        assert_eq!(at((0, true), 3), Some(3));
+    }
 
     #[test]
     fn shifts_print_their_offset_unless_it_is_one() {

@@ -184,7 +184,10 @@ fn op_name(op: Operator) -> String {
 pub fn window_output_type(func: WindowFunc, args: &[DataType]) -> Result<DataType> {
     match func {
         WindowFunc::Aggregate(f) | WindowFunc::FramedAggregate(f, _) => agg_output_type(f, args),
-        WindowFunc::Lag(_) | WindowFunc::Lead(_) | WindowFunc::Value(..) => Ok(args[0].clone()),
+        WindowFunc::Lag(_)
+        | WindowFunc::Lead(_)
+        | WindowFunc::ShiftPresent(_)
+        | WindowFunc::Value(..) => Ok(args[0].clone()),
         WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank | WindowFunc::Ntile(_) => {
             Ok(DataType::Int64)
         }

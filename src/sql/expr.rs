@@ -1141,7 +1141,7 @@ fn shift_window(
     over: &ast::WindowType,
     r: &dyn Resolver,
 ) -> Result<Expr> {
-    respecting_nulls(f, list)?;
+    let ignore_nulls = ignores_nulls(f, list)?;
     let args = plain_args(list, r)?;
     let n = match args.get(1) {
         None => 1,
@@ -1170,6 +1170,10 @@ fn shift_window(
     } else {
         value.lead(n, partition_by, order_by)
     };
+    if let (true, Expr::Window { func, .. }) = (ignore_nulls && n > 0, &mut call) {
+        let n = n as isize;
+        *func = WindowFunc::ShiftPresent(if name == "lag" { -n } else { n });
+    }
     if let (Some(default), Expr::Window { args, .. }) = (args.get(2), &mut call) {
         args.push(default.clone());
     }
@@ -1207,14 +1211,6 @@ fn ignores_nulls(f: &ast::Function, list: &ast::FunctionArgumentList) -> Result<
         }
     }
     Ok(ignore)
-}
-
-/// Refuses `IGNORE NULLS` where it is not run.
-fn respecting_nulls(f: &ast::Function, list: &ast::FunctionArgumentList) -> Result<()> {
-    match ignores_nulls(f, list)? {
-        true => Err(SlothError::unsupported(format!("IGNORE NULLS in '{f}'"))),
-        false => Ok(()),
-    }
 }
 
 /// `first_value(x)`, `last_value(x)`, `nth_value(x, n)` (and DuckDB's

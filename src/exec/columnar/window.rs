@@ -523,6 +523,7 @@ fn window_preselecting_from(
                 | WindowFunc::FramedAggregate(..)
                 | WindowFunc::Lag(_)
                 | WindowFunc::Lead(_)
+                | WindowFunc::ShiftPresent(_)
                 | WindowFunc::Value(..) => unreachable!("returned above"),
             });
         }
@@ -573,7 +574,7 @@ fn distribution(
 fn shifted(
     all: &RecordBatch,
     args: &[PhysicalExpr],
-    shift: isize,
+    shift: (isize, bool),
     (starts, order): (&[usize], &[u32]),
     schema: &SchemaRef,
 ) -> Result<Vec<RecordBatch>> {
@@ -581,10 +582,9 @@ fn shifted(
     let mut sources: Vec<Option<u32>> = Vec::with_capacity(order.len());
     for w in starts.windows(2) {
         let segment = &order[w[0]..w[1]];
-        sources.extend((0..segment.len() as isize).map(|k| {
-            usize::try_from(k + shift)
-                .ok()
-                .and_then(|s| segment.get(s).copied())
+        let present = |j: usize| values.is_valid(segment[j] as usize);
+        sources.extend((0..segment.len()).map(|k| {
+            WindowFunc::shifted_position(shift, k, segment.len(), present).map(|j| segment[j])
         }));
     }
     let missing = BooleanArray::from_iter(sources.iter().map(|s| Some(s.is_none())));

@@ -224,7 +224,8 @@ impl Translator<'_> {
                 (self.window_aggregate(agg, args)?, Some(frame))
             }
             // Without a ROWS frame, DataFusion's default frame is SQL's.
-            WindowFunc::Value(FramePick::FirstPresent | FramePick::LastPresent, _) => {
+            WindowFunc::Value(FramePick::FirstPresent | FramePick::LastPresent, _)
+            | WindowFunc::ShiftPresent(_) => {
                 return Err(untranslatable(format!("{} IGNORE NULLS", func.name())));
             }
             WindowFunc::Value(pick, frame) => {

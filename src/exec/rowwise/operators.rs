@@ -517,19 +517,24 @@ impl RowOperator for WindowOp {
             }
             if let Some(shift) = self.func.shift() {
                 let mut out = Vec::with_capacity(keyed.len());
-                for i in 0..keyed.len() {
-                    let source = i
-                        .checked_add_signed(shift)
-                        .filter(|&j| j < keyed.len() && keyed[j].0 == keyed[i].0);
-                    let value = match (source, self.args.get(1)) {
-                        (Some(j), _) => eval(&self.args[0], &keyed[j].2, &self.schema)?,
-                        // lag/lead(x, n, default): the default, of this row.
-                        (None, Some(default)) => eval(default, &keyed[i].2, &self.schema)?,
-                        (None, None) => Value::Null,
-                    };
-                    let mut r = keyed[i].2.clone();
-                    r.push(value);
-                    out.push(r);
+                let values = keyed
+                    .iter()
+                    .map(|k| eval(&self.args[0], &k.2, &self.schema))
+                    .collect::<Result<Vec<_>>>()?;
+                for (start, end) in partitions(&keyed) {
+                    let present = |j: usize| !values[start + j].is_null();
+                    for (k, (_, _, row)) in keyed[start..end].iter().enumerate() {
+                        let source = WindowFunc::shifted_position(shift, k, end - start, present);
+                        let value = match (source, self.args.get(1)) {
+                            (Some(j), _) => values[start + j].clone(),
+                            // lag/lead(x, n, default): the default, of this row.
+                            (None, Some(default)) => eval(default, row, &self.schema)?,
+                            (None, None) => Value::Null,
+                        };
+                        let mut r = row.clone();
+                        r.push(value);
+                        out.push(r);
+                    }
                 }
                 self.output = Some(out.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
@@ -563,6 +568,7 @@ impl RowOperator for WindowOp {
                     | WindowFunc::FramedAggregate(..)
                     | WindowFunc::Lag(_)
                     | WindowFunc::Lead(_)
+                    | WindowFunc::ShiftPresent(_)
                     | WindowFunc::Value(..) => unreachable!("returned above"),
                 }));
                 out.push(r);
