@@ -156,9 +156,11 @@ class Gen:
     def window(self) -> str:
         fn = self.pick(["row_number()", "rank()", "dense_rank()", "sum(w)", "count(*)", "max(w)",
                         "lag(w)", "lead(w, 2, -1)", "first_value(w)", "last_value(v)", "nth_value(w, 2)",
-                        "percent_rank()", "cume_dist()", "ntile(3)"])
+                        "percent_rank()", "cume_dist()", "ntile(3)", "lag(v ignore nulls)",
+                        "lead(v, 2 ignore nulls)", "last_value(v ignore nulls)"])
         if self.r.random() < 0.3 and fn in ("sum(w)", "count(*)", "max(w)", "first_value(w)",
-                                            "last_value(v)", "nth_value(w, 2)"):
+                                            "last_value(v)", "nth_value(w, 2)",
+                                            "last_value(v ignore nulls)"):
             lo, hi = self.r.randint(0, 3), self.r.randint(0, 3)
             return (
                 f"select k, w, v, {fn} over (partition by k order by w, v rows between {lo} preceding "
