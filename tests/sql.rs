@@ -2876,6 +2876,27 @@ fn ignore_nulls_fills_from_the_nearest_present_value() {
     assert_eq!(rows_on_both_executors(&c, &shifted), want);
 }
 
+#[test]
+fn correlated_not_in_follows_three_valued_logic() {
+    let c = ctx(OptimizerOptions::default());
+    // Values with nulls on both sides: x is null for nations 0-4, and the
+    // subquery's values hold a null for AMERICA.
+    let from = "(select n_nationkey as k, case when n_nationkey >= 5 then n_nationkey % 7 end as x, \
+                n_regionkey as g from nation) as o";
+    let s = "(select r_regionkey as g, case when r_name like 'AM%' then null else r_regionkey end as v from region)";
+    let not_in =
+        format!("select k from {from} where x not in (select v from {s} as s where s.g = o.g % 3)");
+    // True iff the set is empty, or x is not null, not in it, and it has no null.
+    let spelled = format!(
+        "select k from {from} where not exists (select 1 from {s} as s where s.g = o.g % 3 and s.v = o.x) \
+         and (not exists (select 1 from {s} as s where s.g = o.g % 3) \
+              or (o.x is not null and not exists (select 1 from {s} as s where s.g = o.g % 3 and s.v is null)))"
+    );
+    let rows = rows_on_both_executors(&c, &not_in);
+    assert_eq!(rows, rows_on_both_executors(&c, &spelled));
+    assert!(!rows.is_empty() && rows.len() < 25, "{rows:?}");
+}
+
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a
 /// statement with nothing to show, or the error's text.
 fn run_mut(c: &mut SqlContext, sql: &str) -> String {

@@ -11,3 +11,6 @@ select count(*) from u where not exists (select * from t where t.a = u.k and t.s
 select k, exists (select 1 from t where t.a = u.k and t.flag limit 1) from u order by k nulls first, w limit 40
 select k, (select count(*) + 2 from t where t.a = u.k and t.c > 45), (select coalesce(sum(t.b), 0) from t where t.a = u.k and t.c > 45), (select count(t.s) * 10 - 1 from t where t.a = u.k and t.flag) from u order by k nulls first, w
 select count(*) from u where (select coalesce(max(t.c), -100) from t where t.a = u.k and t.c > 49) < 0
+select count(*) from t where a not in (select k from u where u.w % 10 = t.a % 10)
+select count(*), sum(b) from t where a not in (select k from u where u.w = t.a and u.v like 'v1%')
+select a, count(*) from t where c not in (select w from u where u.k = t.a) group by a order by a nulls first

@@ -474,7 +474,10 @@ impl SelectResolver<'_, '_> {
                 left_on.push(x.clone());
                 right_on.push(value.clone());
                 if left_on.len() > 1 || sq.filter.is_some() {
-                    return Err(SlothError::unsupported("correlated NOT IN subqueries"));
+                    // Correlated: not an anti join, but the three-valued
+                    // value of `NOT (x IN (q))` per outer row, which the
+                    // filter then keeps where it is true.
+                    return Ok(false);
                 }
                 // NOT IN is null-aware: count rows and non-null values of the subquery once.
                 let id = self.planner.next_id();
