@@ -2657,6 +2657,11 @@ fn replace_named_windows_constant_limits_and_exists_with_limit_equal_their_spell
             "select n_name from nation limit null",
             "select n_name from nation",
         ),
+        // A quoted qualifier keeps its case.
+        (
+            "select \"T\".* exclude (n_comment) from nation as \"T\"",
+            "select n_nationkey, n_name, n_regionkey from nation",
+        ),
         (
             "select n_name from nation n where exists \
              (select * from region r where r.r_regionkey = n.n_regionkey and r.r_name like 'A%' order by 1 limit 1)",

@@ -43,8 +43,18 @@ pub(super) fn select_items(resolver: &SelectResolver, s: &ast::Select) -> Result
                 items.extend(expand_wildcard(resolver, &columns, options)?);
             }
             SelectItem::QualifiedWildcard(kind, options) => {
-                let q = kind.to_string().to_ascii_lowercase();
-                let q = q.trim_end_matches(".*").to_string();
+                // `t.*`, or `"T".*` (a quoted name keeps its case).
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(name) => name
+                        .0
+                        .last()
+                        .and_then(|p| p.as_ident())
+                        .map(ident)
+                        .unwrap_or_default(),
+                    other => {
+                        return Err(SlothError::unsupported(format!("select item '{other}.*'")));
+                    }
+                };
                 let columns: Vec<&ScopeColumn> = resolver
                     .scope
                     .columns
