@@ -1439,11 +1439,11 @@ fn first_and_last_in_an_order_and_min_by_max_by() {
         &[
             (
                 "select sum(n_nationkey order by n_name) from nation",
-                "first, last and string_agg take one ORDER BY key",
+                "first, last, string_agg and array_agg take one ORDER BY key",
             ),
             (
                 "select first(n_name order by n_regionkey, n_nationkey) from nation",
-                "first, last and string_agg take one ORDER BY key",
+                "first, last, string_agg and array_agg take one ORDER BY key",
             ),
         ],
     );
