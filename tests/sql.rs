@@ -967,10 +967,6 @@ fn clauses_sloth_does_not_run_are_refused_by_name() {
     let c = ctx(OptimizerOptions::default());
     for (sql, what) in [
         (
-            "select distinct on (n_regionkey) n_name from nation",
-            "DISTINCT ON",
-        ),
-        (
             "select n_name from nation limit 1 by n_regionkey",
             "LIMIT .. BY",
         ),
@@ -2900,6 +2896,39 @@ fn correlated_not_in_follows_three_valued_logic() {
     let rows = rows_on_both_executors(&c, &not_in);
     assert_eq!(rows, rows_on_both_executors(&c, &spelled));
     assert!(!rows.is_empty() && rows.len() < 25, "{rows:?}");
+}
+
+#[test]
+fn distinct_on_keeps_the_first_row_of_each_group_in_order() {
+    let c = ctx(OptimizerOptions::default());
+    let pairs = [
+        (
+            "select distinct on (n_regionkey) n_regionkey, n_name from nation order by n_regionkey, n_name desc",
+            "select n_regionkey, max(n_name) as n_name from nation group by 1",
+        ),
+        (
+            "select distinct on (r) n_regionkey as r, n_nationkey, n_name from nation order by r, n_nationkey",
+            "select n.n_regionkey as r, n.n_nationkey, n.n_name from nation n \
+             join (select n_regionkey, min(n_nationkey) as k from nation group by 1) m \
+             on n.n_nationkey = m.k",
+        ),
+    ];
+    for (distinct_on, spelled) in pairs {
+        assert_eq!(
+            rows_on_both_executors(&c, distinct_on),
+            rows_on_both_executors(&c, spelled),
+            "{distinct_on}"
+        );
+    }
+    // Without ORDER BY: one row per key, whichever.
+    assert_eq!(
+        rows_on_both_executors(
+            &c,
+            "select distinct on (n_regionkey) n_regionkey from nation"
+        )
+        .len(),
+        5
+    );
 }
 
 /// Runs `sql` as the shell does: its rows as sorted CSV, "" for a

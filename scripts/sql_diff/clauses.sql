@@ -14,3 +14,6 @@ select count(*) from u where (select coalesce(max(t.c), -100) from t where t.a =
 select count(*) from t where a not in (select k from u where u.w % 10 = t.a % 10)
 select count(*), sum(b) from t where a not in (select k from u where u.w = t.a and u.v like 'v1%')
 select a, count(*) from t where c not in (select w from u where u.k = t.a) group by a order by a nulls first
+select distinct on (a) a, b, c from t where b is not null order by a nulls first, b desc
+select distinct on (k % 5) k % 5 as g, w, v from u order by g, w desc, v nulls last
+select distinct on (a) a, flag, count(*) from t where a between 0 and 5 group by a, flag order by a, count(*) desc, flag nulls first

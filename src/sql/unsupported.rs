@@ -1,10 +1,10 @@
 //! Clauses sloth does not run are refused by name.
 //!
 //! sqlparser parses far more than sloth plans: `GROUP BY ALL WITH TOTALS`,
-//! `LIMIT .. BY`, `TABLESAMPLE`, `DISTINCT ON`, `FOR UPDATE` and many more
+//! `LIMIT .. BY`, `TABLESAMPLE`, `FOR UPDATE` and many more
 //! arrive as fields of the statement's structs. A planner that read only the
 //! fields it knows would drop the others without a word and return wrong
-//! rows (`DISTINCT ON` as plain `DISTINCT`, a sample as the whole table).
+//! rows (`LIMIT .. BY` as no limit, a sample as the whole table).
 //! These checks run before planning and name the first such clause, so a
 //! query either means what it says or fails with "not supported: …".
 
@@ -50,9 +50,6 @@ pub(super) fn check_query(q: &ast::Query) -> Result<()> {
 
 /// SELECT-level clauses the planner does not read.
 pub(super) fn check_select(s: &Select) -> Result<()> {
-    if let Some(ast::Distinct::On(_)) = &s.distinct {
-        return refuse("DISTINCT ON");
-    }
     if let Some(top) = &s.top
         && (top.with_ties || top.percent)
     {

@@ -79,6 +79,12 @@ impl QueryPlanner<'_> {
         }
         let (having, qualify) = aggregate::having_and_qualify(&resolver, s, &items[..visible])?;
         let sort_exprs = order::order_by_exprs(&resolver, &items, order_by)?;
+        let qualify = match &s.distinct {
+            Some(ast::Distinct::On(on)) => {
+                order::distinct_on(&resolver, &items[..visible], on, &sort_exprs, qualify)?
+            }
+            _ => qualify,
+        };
         let mut outputs = aggregate::Outputs {
             items,
             having,

@@ -7,10 +7,10 @@ use sqlparser::ast;
 
 use super::projection::Item;
 use crate::error::{Result, SlothError};
-use crate::expr::Expr;
+use crate::expr::{Expr, WindowFunc, lit};
 use crate::plan::LogicalPlan;
 use crate::sql::expr::convert;
-use crate::sql::planner::{ident, literal_usize, ordinal};
+use crate::sql::planner::{ident, literal_usize, ordinal, replace_top_down, sort_key};
 use crate::sql::subquery::SelectResolver;
 
 /// Each ORDER BY key as an expression: an output ordinal or alias becomes a
@@ -20,24 +20,72 @@ pub(super) fn order_by_exprs<'o>(
     items: &[Item],
     order_by: &[&'o ast::OrderByExpr],
 ) -> Result<Vec<(Expr, &'o ast::OrderByExpr)>> {
-    let mut sort_exprs = Vec::new();
-    for o in order_by {
-        let e = if let Some(i) = ordinal(&o.expr)? {
-            let (_, name) = items.get(i).ok_or_else(|| {
-                SlothError::plan(format!("ORDER BY position {} is out of range", i + 1))
-            })?;
-            Expr::Column(format!("\u{0}{name}"))
-        } else if let Some((_, name)) = match &o.expr {
-            ast::Expr::Identifier(i) => items.iter().find(|(_, n)| *n == ident(i)),
+    order_by
+        .iter()
+        .map(|o| Ok((key_expr(resolver, items, &o.expr, "ORDER BY")?, *o)))
+        .collect()
+}
+
+/// An ORDER BY or DISTINCT ON key: an output ordinal or alias as a marked
+/// column, else an expression over the FROM scope.
+fn key_expr(
+    resolver: &SelectResolver,
+    items: &[Item],
+    e: &ast::Expr,
+    clause: &str,
+) -> Result<Expr> {
+    Ok(if let Some(i) = ordinal(e)? {
+        let (_, name) = items.get(i).ok_or_else(|| {
+            SlothError::plan(format!("{clause} position {} is out of range", i + 1))
+        })?;
+        Expr::Column(format!("\u{0}{name}"))
+    } else if let Some((_, name)) = match e {
+        ast::Expr::Identifier(i) => items.iter().find(|(_, n)| *n == ident(i)),
+        _ => None,
+    } {
+        Expr::Column(format!("\u{0}{name}"))
+    } else {
+        convert(e, resolver)?
+    })
+}
+
+/// `SELECT DISTINCT ON (keys) ..` (PostgreSQL's): of each group of rows
+/// with equal keys, the first in ORDER BY's order, as the filter
+/// `row_number() OVER (PARTITION BY keys ORDER BY ..) = 1` (an arbitrary
+/// one of the group without ORDER BY), joined to QUALIFY's.
+pub(super) fn distinct_on(
+    resolver: &SelectResolver,
+    items: &[Item],
+    on: &[ast::Expr],
+    sort_exprs: &[(Expr, &ast::OrderByExpr)],
+    qualify: Option<Expr>,
+) -> Result<Option<Expr>> {
+    // Output names read as the items they name: the filter runs before the
+    // projection that gives them.
+    let unmarked = |e: Expr| {
+        replace_top_down(&e, &|n| match n {
+            Expr::Column(c) => c.strip_prefix('\u{0}').and_then(|name| {
+                items
+                    .iter()
+                    .find(|(_, n)| n == name)
+                    .map(|(e, _)| e.clone())
+            }),
             _ => None,
-        } {
-            Expr::Column(format!("\u{0}{name}"))
-        } else {
-            convert(&o.expr, resolver)?
-        };
-        sort_exprs.push((e, *o));
-    }
-    Ok(sort_exprs)
+        })
+    };
+    let keys = on
+        .iter()
+        .map(|e| Ok(unmarked(key_expr(resolver, items, e, "DISTINCT ON")?)))
+        .collect::<Result<Vec<_>>>()?;
+    let order = sort_exprs
+        .iter()
+        .map(|(e, o)| sort_key(unmarked(e.clone()), o))
+        .collect();
+    let first = Expr::over(WindowFunc::RowNumber, keys, order).eq(lit(1i64));
+    Ok(Some(match qualify {
+        Some(q) => q.and(first),
+        None => first,
+    }))
 }
 
 /// `TOP n`: the first `n` rows of `plan`.
