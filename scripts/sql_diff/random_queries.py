@@ -10,7 +10,10 @@ subqueries, set operations over NULL-heavy columns with duplicates), every
 random predicate p also yields the ternary-logic-partitioning (TLP) query:
 the counts of rows where p, where NOT p and where p IS NULL, side by side
 with the total: a wrong NULL or NOT in any rewrite breaks the sum, and both
-engines must give the same four numbers. Queries avoid the places where sloth
+engines must give the same four numbers; and the NoREC pair: the count of
+rows where p (a filter the optimizer pushes into the scan) beside the sum of
+CASE WHEN p THEN 1 ELSE 0 END over all rows (evaluated row by row, never
+pushed), which must agree with each other and with DuckDB. Queries avoid the places where sloth
 follows PostgreSQL and DuckDB does not (integer division, NULL order under
 DESC), so any difference is a finding.
 """
@@ -99,6 +102,14 @@ class Gen:
         return (
             f"select count(*) filter (where {p}) as yes, count(*) filter (where not ({p})) as no, "
             f"count(*) filter (where ({p}) is null) as unknown, count(*) as total from {table}"
+        )
+
+    def norec(self) -> str:
+        table = self.pick(["t", "u", "x"])
+        p = self.predicate(table)
+        return (
+            f"select (select count(*) from {table} where {p}) as filtered, "
+            f"(select sum(case when {p} then 1 else 0 end) from {table}) as evaluated"
         )
 
     def aggregate(self, table: str) -> str:
@@ -221,7 +232,7 @@ class Gen:
         return f"select a from t where {self.predicate('t')} {op} select k from u where {self.predicate('u')}"
 
     def query(self) -> str:
-        kinds = [self.tlp, self.tlp, self.group_by, self.join, self.subquery, self.window, self.set_op, self.edges,
+        kinds = [self.tlp, self.tlp, self.norec, self.group_by, self.join, self.subquery, self.window, self.set_op, self.edges,
                  self.projection, self.projection, self.top]
         return self.pick(kinds)()
 
