@@ -11,3 +11,4 @@ select a & 6, a | 9, xor(a, 5), abs(a) << 2, b >> 3, 2 ^ 3 from t where a is not
 select s ~~ 'A%', s !~~ '%x', s ~~* 'b%', s !~~* '%X' from t order by s nulls first limit 30
 select count(*) from t where s ~~ 'C%' or s !~~* '%xxx%'
 select cast(abs(a) as uinteger), cast(abs(a) as utinyint) + 1, sum(cast(abs(a) as usmallint)), cast(b as hugeint) from t where a is not null group by all order by 1, 2, 4 nulls first limit 30
+select s, regexp_extract(s, 'x+'), regexp_extract(s, '([A-E])(x*)', 2), regexp_replace(s, 'x+', '-', 'g') from t order by s nulls first limit 40

@@ -2,7 +2,9 @@
 //! `regexp_matches(s, pattern)` / `regexp_like` (whether the pattern occurs
 //! in `s`) and `regexp_replace(s, pattern, replacement [, flags])` (the
 //! first match replaced, or every one with the flag `g`; `$1` names a
-//! group). Patterns and flags are constants, compiled once per batch.
+//! group) and `regexp_extract(s, pattern [, group])` (DuckDB's: the first
+//! match, or its group, '' without a match). Patterns and flags are
+//! constants, compiled once per batch.
 
 use std::sync::Arc;
 
@@ -19,13 +21,17 @@ use crate::expr::{ScalarFunc, ScalarFunction};
 use crate::kernels::strings;
 
 pub(super) fn functions() -> Vec<ScalarFunc> {
-    vec![REGEXP_MATCHES, REGEXP_REPLACE]
+    vec![REGEXP_MATCHES, REGEXP_REPLACE, REGEXP_EXTRACT]
 }
 
 /// Whether `pattern` occurs in `s`.
 pub const REGEXP_MATCHES: ScalarFunc = ScalarFunc::new(&RegexpMatches);
 /// `s` with the first match of `pattern` (every one with flag `g`) replaced.
 pub const REGEXP_REPLACE: ScalarFunc = ScalarFunc::new(&RegexpReplace);
+
+/// The first match of `pattern` in `s` (group `n` of it, 0: the whole
+/// match), '' without one.
+pub const REGEXP_EXTRACT: ScalarFunc = ScalarFunc::new(&RegexpExtract);
 
 /// The constant text argument `i`; `None` for a null.
 fn text(name: &str, args: &[ColumnarValue], i: usize) -> Result<Option<String>> {
@@ -134,12 +140,83 @@ impl ScalarFunction for RegexpReplace {
     }
 }
 
+#[derive(Debug)]
+struct RegexpExtract;
+
+impl ScalarFunction for RegexpExtract {
+    fn names(&self) -> &'static [&'static str] {
+        &["regexp_extract"]
+    }
+    fn signature(&self, args: &[ArgType]) -> Result<Signature> {
+        check(self.name(), args, 2, 3)?;
+        let mut casts = vec![Some(DataType::Utf8), Some(DataType::Utf8)];
+        casts.extend(args.get(2).map(|_| Some(DataType::Int64)));
+        Ok(Signature {
+            casts,
+            output: DataType::Utf8,
+        })
+    }
+    fn invoke(&self, args: &[ColumnarValue], _: &DataType, _: usize) -> Result<ColumnarValue> {
+        let Some(pattern) = text(self.name(), args, 1)? else {
+            return on_first(args, |a| {
+                Ok(arrow::array::new_null_array(&DataType::Utf8, a.len()))
+            });
+        };
+        let group = match args.get(2) {
+            Some(g) => usize::try_from(crate::expr::function::constant_i64(g.array())?)
+                .map_err(|_| SlothError::plan("regexp_extract() group is not negative"))?,
+            None => 0,
+        };
+        let regex = compile(self.name(), &pattern, "")?;
+        if group >= regex.captures_len() {
+            return Err(SlothError::plan(format!(
+                "regexp_extract(): the pattern has no group {group}"
+            )));
+        }
+        on_first(args, |a| {
+            strings::map_str(a, |s, buf| {
+                if let Some(m) = regex.captures(s).and_then(|c| c.get(group)) {
+                    buf.push_str(m.as_str());
+                }
+            })
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::expr::{Expr, col, lit};
     use crate::functions::test_util::{eval, strings, try_eval};
     use arrow::array::{Array, AsArray};
+
+    #[test]
+    fn extract_takes_the_first_match_or_its_group() {
+        let s = [("s", strings(&[Some("id 12, id 7"), Some("none"), None]))];
+        let extract = |args: Vec<Expr>| {
+            let mut all = vec![col("s")];
+            all.extend(args);
+            let out = eval(Expr::Function(REGEXP_EXTRACT, all), &s);
+            let out = out.as_string::<i32>();
+            (
+                out.value(0).to_string(),
+                out.value(1).to_string(),
+                out.is_null(2),
+            )
+        };
+        assert_eq!(extract(vec![lit("[0-9]+")]), ("12".into(), "".into(), true));
+        assert_eq!(
+            extract(vec![lit("id ([0-9])([0-9]*)"), lit(2)]),
+            ("2".into(), "".into(), true)
+        );
+        let bad = Expr::Function(REGEXP_EXTRACT, vec![col("s"), lit("a(b)"), lit(2)]);
+        assert!(
+            try_eval(bad, &s)
+                .unwrap_err()
+                .to_string()
+                .contains("no group 2")
+        );
+    }
 
     #[test]
     fn matches_and_replacements_with_flags_and_nulls() {
