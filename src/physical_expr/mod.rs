@@ -235,8 +235,12 @@ impl PhysicalExpr {
                 // `int_col = '25'`: a quoted constant takes the other
                 // side's type, as PostgreSQL's untyped literals do.
                 if op.is_comparison() {
-                    let typed =
-                        |e: &PhysicalExpr| !e.is_string_constant() && e.data_type != DataType::Null;
+                    // Strings meet strings as before: the literal keeps its
+                    // own type for the string kernels' fast paths.
+                    let typed = |e: &PhysicalExpr| {
+                        e.data_type != DataType::Null
+                            && !crate::expr::function::is_stringish(&e.data_type)
+                    };
                     if r.is_string_constant() && typed(&l) {
                         r = r.cast_to(&l.data_type)?;
                     } else if l.is_string_constant() && typed(&r) {

@@ -327,7 +327,8 @@ impl Resolver for SelectResolver<'_, '_> {
         let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
         let how = per_key_join(&left_on);
         let (plan, right_on, value) = match one_row_aggregate(&sq.plan, &value_name, correlated)? {
-            Some(ScalarValue::Null) => (sq.plan, right_on, col(value_name.as_str())),
+            // A typed null too (`0.2 * avg(x)` over no rows).
+            Some(empty) if empty.is_null() => (sq.plan, right_on, col(value_name.as_str())),
             // A left join leaves unmatched rows null (a matched row's keys
             // are not: equal keys are not null); they read the value over
             // no rows.
