@@ -307,3 +307,139 @@ fn json_lines_and_json_arrays_read_as_tables() {
         .to_string();
     assert!(e.contains("bad.json"), "{e}");
 }
+
+#[test]
+fn csv_dates_in_a_given_format_read_as_dates_and_bad_ones_name_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        &d.join("eu.csv"),
+        "day,at,iso,n\n25/12/2024,25/12/2024 13:05,2024-12-25,1\n01/02/2023,,2023-02-01,2\n,01/02/2023 00:00,,3\n",
+    );
+    write(&d.join("bad.csv"), "day\n01/01/2024\n31/02/2024\n");
+    let c = SqlContext::new();
+    let path = d.join("eu.csv");
+    let read = format!(
+        "read_csv('{}', dateformat = '%d/%m/%Y', timestampformat = '%d/%m/%Y %H:%M')",
+        path.display()
+    );
+    let types = |sql: &str| -> Vec<String> {
+        let schema = c.sql(sql).unwrap().schema().unwrap();
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.data_type().to_string())
+            .collect()
+    };
+    assert_eq!(
+        types(&format!("select day, at, iso, n from {read}")),
+        ["Date32", "Timestamp(µs)", "Date32", "Int64"]
+    );
+    assert_eq!(
+        rows(
+            &c,
+            &format!("select day + 1, at, iso = day from {read} where n < 3")
+        ),
+        "day + 1,at,iso = day\n\
+         2023-02-02,,true\n\
+         2024-12-26,2024-12-25T13:05:00,true\n"
+    );
+    assert_eq!(
+        rows(&c, &format!("select count(day), count(at) from {read}")),
+        "count(day),count(at)\n2,2\n"
+    );
+    // Without the formats they are text; a declared type reads in the format.
+    assert_eq!(
+        types(&format!("select day from read_csv('{}')", path.display())),
+        ["Utf8"]
+    );
+    assert_eq!(
+        rows(
+            &c,
+            &format!(
+                "select max(day) from read_csv('{}', types = {{'day': 'DATE'}}, dateformat = '%d/%m/%Y')",
+                path.display()
+            )
+        ),
+        "max(day)\n2024-12-25\n"
+    );
+    let mut c = SqlContext::new();
+    let e = error(
+        &mut c,
+        &format!(
+            "select * from read_csv('{}', types = {{'day': 'DATE'}}, dateformat = '%d/%m/%Y')",
+            d.join("bad.csv").display()
+        ),
+    );
+    assert!(
+        e.contains("bad.csv")
+            && e.contains(
+                "line 3, column 'day': '31/02/2024' does not match dateformat '%d/%m/%Y'"
+            ),
+        "{e}"
+    );
+}
+
+#[test]
+fn union_by_name_fills_missing_columns_and_hive_partitioning_can_be_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("y/a.csv"), "k,v\n1,x\n");
+    write(&d.join("y/b.csv"), "v,w,k\ny,2.5,2\n");
+    write(&d.join("p/year=2024/part.csv"), "k\n7\n");
+    let mut c = SqlContext::new();
+    let glob = d.join("y/*.csv");
+    let e = error(&mut c, &format!("select * from '{}'", glob.display()));
+    assert!(
+        e.contains("b.csv") && e.contains("union_by_name = true"),
+        "{e}"
+    );
+    assert_eq!(
+        rows(
+            &c,
+            &format!(
+                "select * from read_csv('{}', union_by_name = true)",
+                glob.display()
+            )
+        ),
+        "k,v,w\n1,x,\n2,y,2.5\n"
+    );
+    // A list of paths unites by name too, each file's types widened.
+    assert_eq!(
+        rows(
+            &c,
+            &format!(
+                "select k, w from read_csv(['{}', '{}'], union_by_name = true)",
+                d.join("y/b.csv").display(),
+                d.join("p/year=2024/part.csv").display()
+            )
+        ),
+        "k,w\n2,2.5\n7,\n"
+    );
+    let partitioned = d.join("p");
+    assert_eq!(
+        rows(
+            &c,
+            &format!("select * from read_csv('{}')", partitioned.display())
+        ),
+        "k,year\n7,2024\n"
+    );
+    assert_eq!(
+        rows(
+            &c,
+            &format!(
+                "select * from read_csv('{}', hive_partitioning = false)",
+                partitioned.display()
+            )
+        ),
+        "k\n7\n"
+    );
+    let e = error(
+        &mut c,
+        &format!(
+            "select * from read_parquet('{}', dateformat = '%d')",
+            glob.display()
+        ),
+    );
+    assert!(e.contains("unknown option 'dateformat'"), "{e}");
+}

@@ -498,9 +498,11 @@ pub fn scan_ipc(path: PathBuf) -> PyResult<PyLazyFrame> {
 }
 
 /// A lazy scan of a CSV file, its column types inferred from the first
-/// `infer_schema_length` rows.
+/// `infer_schema_length` rows; `date_format` / `timestamp_format` (strftime
+/// codes, `"%d/%m/%Y"`) read dates written otherwise than in ISO form.
 #[pyfunction]
-#[pyo3(signature = (path, *, has_header=true, separator=",", quote_char="\"", null_value=None, infer_schema_length=1000))]
+#[pyo3(signature = (path, *, has_header=true, separator=",", quote_char="\"", null_value=None, infer_schema_length=1000, date_format=None, timestamp_format=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn scan_csv(
     path: PathBuf,
     has_header: bool,
@@ -508,6 +510,8 @@ pub fn scan_csv(
     quote_char: &str,
     null_value: Option<String>,
     infer_schema_length: usize,
+    date_format: Option<String>,
+    timestamp_format: Option<String>,
 ) -> PyResult<PyLazyFrame> {
     let byte = |name: &str, s: &str| -> PyResult<u8> {
         match s.as_bytes() {
@@ -523,6 +527,8 @@ pub fn scan_csv(
         quote: byte("quote_char", quote_char)?,
         null_value,
         infer_rows: infer_schema_length,
+        date_format,
+        timestamp_format,
         ..CsvOptions::default()
     };
     from_env(LazyFrame::scan_csv_with(path, options))

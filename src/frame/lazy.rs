@@ -55,7 +55,7 @@ impl From<LogicalPlan> for LazyFrame {
 }
 
 impl LazyFrame {
-    fn scan(source: ScanSource) -> Self {
+    pub(super) fn scan(source: ScanSource) -> Self {
         LogicalPlan::Scan(Scan {
             source,
             projection: None,
@@ -96,57 +96,6 @@ impl LazyFrame {
     /// array of objects.
     pub fn scan_json(path: impl AsRef<Path>) -> Result<Self> {
         Ok(Self::scan(ScanSource::json(path)?))
-    }
-
-    /// Scans a file, choosing the reader by extension. A directory reads
-    /// every readable file in it and in its Hive partition directories
-    /// (`year=2024/month=3/`, whose keys become columns), and a glob
-    /// (`logs/*.parquet`, `sales/year=*/*.parquet`, `data/**/*.csv`) every
-    /// file it matches, as one table: their schemas must agree.
-    pub fn scan_path(path: impl AsRef<Path>) -> Result<Self> {
-        Self::scan_path_with(path, &CsvOptions::default())
-    }
-
-    /// As [`LazyFrame::scan_path`], reading CSV files with `csv`.
-    pub fn scan_path_with(path: impl AsRef<Path>, csv: &CsvOptions) -> Result<Self> {
-        Self::scan_path_as(path, None, csv)
-    }
-
-    /// As [`LazyFrame::scan_path_with`], reading every file as `format`
-    /// whatever its extension (by extension when `None`).
-    pub fn scan_path_as(
-        path: impl AsRef<Path>,
-        format: Option<FileFormat>,
-        csv: &CsvOptions,
-    ) -> Result<Self> {
-        let path = path.as_ref();
-        let files = crate::io::paths::expand(path)?;
-        let crate::io::hive::Partitions {
-            columns: partitions,
-            values,
-        } = crate::io::hive::partition_columns(&crate::io::paths::root(path), &files)?;
-        let mut scans = Vec::with_capacity(files.len());
-        for (file, values) in files.iter().zip(values) {
-            let scan = Self::scan(ScanSource::from_path_as(file, format, csv)?);
-            if partitions.is_empty() {
-                scans.push(scan);
-                continue;
-            }
-            // The file's partition values as constants of its scan: a
-            // predicate on them folds to a constant per file.
-            let constants = partitions
-                .iter()
-                .zip(values)
-                .map(|((name, _), value)| crate::expr::lit(value).alias(name.as_str()));
-            scans.push(scan.with_columns(constants));
-        }
-        let mut scans = unify_columns(scans, &files)?;
-        let first = scans.remove(0);
-        Ok(if scans.is_empty() {
-            first
-        } else {
-            first.union(&scans)
-        })
     }
 
     /// A frame over in-memory batches (at least one, for the schema).
@@ -719,75 +668,4 @@ pub fn plan_aggregate(input: Arc<LogicalPlan>, keys: Vec<Expr>, exprs: Vec<Expr>
         input: Arc::new(agg),
         exprs: key_names.into_iter().chain(outputs).collect(),
     }
-}
-
-/// The scans of one table's `files` made to agree: columns of one name
-/// in the first file's order, each of the type that holds every file's
-/// (`Utf8` and `Utf8View`, `Int32` and `Int64`, ..). Files whose column
-/// names differ, or whose types have no common one, are an error naming
-/// the first file and the one that differs.
-fn unify_columns(scans: Vec<LazyFrame>, files: &[std::path::PathBuf]) -> Result<Vec<LazyFrame>> {
-    let schemas = scans
-        .iter()
-        .map(|s| s.schema())
-        .collect::<Result<Vec<_>>>()?;
-    let describe = |s: &SchemaRef| -> String {
-        s.fields()
-            .iter()
-            .map(|f| format!("{} {}", f.name(), f.data_type()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let differ = |i: usize| {
-        SlothError::plan(format!(
-            "'{}' has columns ({}), unlike '{}' ({})",
-            files[i].display(),
-            describe(&schemas[i]),
-            files[0].display(),
-            describe(&schemas[0])
-        ))
-    };
-    let first = &schemas[0];
-    let mut types: Vec<arrow::datatypes::DataType> = first
-        .fields()
-        .iter()
-        .map(|f| f.data_type().clone())
-        .collect();
-    for (i, schema) in schemas.iter().enumerate().skip(1) {
-        let names_agree = schema.fields().len() == first.fields().len()
-            && schema
-                .fields()
-                .iter()
-                .all(|f| first.index_of(f.name()).is_ok());
-        if !names_agree {
-            return Err(differ(i));
-        }
-        for (t, field) in types.iter_mut().zip(first.fields()) {
-            let other = schema.field_with_name(field.name())?.data_type();
-            *t = crate::expr::common_type(t, other).ok_or_else(|| differ(i))?;
-        }
-    }
-    Ok(scans
-        .into_iter()
-        .zip(&schemas)
-        .map(|(scan, schema)| {
-            let agrees = schema
-                .fields()
-                .iter()
-                .zip(first.fields())
-                .zip(&types)
-                .all(|((f, g), t)| f.name() == g.name() && f.data_type() == t);
-            if agrees {
-                return scan;
-            }
-            scan.select(first.fields().iter().zip(&types).map(|(f, t)| {
-                match schema.field_with_name(f.name()).map(|g| g.data_type() == t) {
-                    Ok(true) => col(f.name().as_str()),
-                    _ => col(f.name().as_str())
-                        .cast(t.clone())
-                        .alias(f.name().as_str()),
-                }
-            }))
-        })
-        .collect())
 }

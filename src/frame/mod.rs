@@ -1,6 +1,7 @@
 //! The user-facing frames: [`LazyFrame`] (a plan) and [`DataFrame`] (a result).
 
 mod dataframe;
+mod files;
 mod lazy;
 #[cfg(feature = "polars")]
 mod polars;

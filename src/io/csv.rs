@@ -3,13 +3,16 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Seek};
 use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{Array, StringArray};
 
 use arrow::csv::ReaderBuilder;
 use arrow::csv::reader::Format;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
-use super::{BATCH_SIZE, nullable_schema, open};
+use super::{BATCH_SIZE, csv_dates, nullable_schema, open};
 use crate::error::{Result, SlothError};
 
 /// How to parse a CSV file.
@@ -42,6 +45,12 @@ pub struct CsvOptions {
     /// Column types that replace the inferred ones, by column name
     /// (DuckDB's `types = {'day': 'DATE'}`).
     pub types: Vec<(String, DataType)>,
+    /// How dates are written, in strftime codes (`%d/%m/%Y`); a text
+    /// column whose sampled values all match becomes a `DATE`. ISO dates
+    /// read without it.
+    pub date_format: Option<String>,
+    /// How timestamps are written, in strftime codes (`%d/%m/%Y %H:%M`).
+    pub timestamp_format: Option<String>,
 }
 
 impl Default for CsvOptions {
@@ -54,6 +63,8 @@ impl Default for CsvOptions {
             null_value: None,
             infer_rows: 10_000,
             types: vec![],
+            date_format: None,
+            timestamp_format: None,
         }
     }
 }
@@ -150,9 +161,49 @@ pub(super) fn infer_schema(path: &Path, options: &CsvOptions) -> Result<SchemaRe
     if schema.fields().is_empty() {
         return Err(data_error(path, "no columns (empty file?)"));
     }
-    let schema = with_declared_types(unique_header_names(&schema), &options.types)
+    let schema = with_formatted_dates(path, unique_header_names(&schema), options)?;
+    let schema = with_declared_types(schema, &options.types)
         .map_err(|e| SlothError::plan(format!("CSV '{}': {e}", path.display())))?;
     Ok(nullable_schema(&schema))
+}
+
+/// `schema` with each inferred text column whose sampled values are all
+/// dates (or timestamps) in the options' formats typed as such.
+fn with_formatted_dates(path: &Path, schema: Schema, options: &CsvOptions) -> Result<Schema> {
+    let formats = csv_dates::Formats::of(options);
+    let text: Vec<usize> = (0..schema.fields().len())
+        .filter(|&i| schema.field(i).data_type() == &DataType::Utf8)
+        .collect();
+    if formats.is_empty() || text.is_empty() {
+        return Ok(schema);
+    }
+    let as_text = Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_data_type(DataType::Utf8))
+            .collect::<Vec<_>>(),
+    );
+    let sample = ReaderBuilder::new(Arc::new(as_text))
+        .with_format(format(options)?)
+        .with_batch_size(options.infer_rows.clamp(1, BATCH_SIZE))
+        .with_projection(text.clone())
+        .build(open(path)?)
+        .map_err(|e| data_error(path, e))?
+        .next()
+        .transpose()
+        .map_err(|e| data_error(path, e))?;
+    let Some(sample) = sample else {
+        return Ok(schema);
+    };
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for (column, &i) in sample.columns().iter().zip(&text) {
+        let values = column.as_any().downcast_ref::<StringArray>();
+        if let Some(t) = values.and_then(|v| formats.inferred_type(v)) {
+            fields[i] = fields[i].clone().with_data_type(t);
+        }
+    }
+    Ok(Schema::new(fields))
 }
 
 /// `schema` with the declared columns' types in place of the inferred
@@ -225,14 +276,33 @@ pub(super) fn read(
     let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| data_error(path, e))?;
     check_quotes(&bytes, options).map_err(|e| data_error(path, e))?;
     let file = BufReader::with_capacity(1 << 20, file);
-    let mut builder = ReaderBuilder::new(schema.clone())
+    let formats = csv_dates::Formats::of(options);
+    let mut builder = ReaderBuilder::new(Arc::new(csv_dates::as_read(schema, formats)))
         .with_format(format(options)?)
         .with_batch_size(batch_rows(schema.fields().len()));
     if let Some(p) = projection {
         builder = builder.with_projection(p.to_vec());
     }
     let reader = builder.build(file).map_err(|e| data_error(path, e))?;
-    reader.map(|b| b.map_err(|e| data_error(path, e))).collect()
+    let batches = reader.map(|b| b.map_err(|e| data_error(path, e)));
+    if formats.is_empty() {
+        return batches.collect();
+    }
+    let output = Arc::new(match projection {
+        Some(p) => schema.project(p)?,
+        None => schema.as_ref().clone(),
+    });
+    // Lines of the file before each batch's first row.
+    let mut line = 1 + usize::from(options.has_header);
+    batches
+        .map(|batch| {
+            let batch = batch?;
+            let first_line = line;
+            line += batch.num_rows();
+            csv_dates::parse_batch(batch, &output, formats, first_line)
+                .map_err(|e| data_error(path, e))
+        })
+        .collect()
 }
 
 #[cfg(test)]

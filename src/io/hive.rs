@@ -40,6 +40,16 @@ pub(crate) struct Partitions {
     pub values: Vec<Vec<ScalarValue>>,
 }
 
+impl Partitions {
+    /// No partition columns, for `files` files.
+    pub(crate) fn none(files: usize) -> Self {
+        Partitions {
+            columns: vec![],
+            values: vec![vec![]; files],
+        }
+    }
+}
+
 /// The partition columns of a table's `files`, found below `root`. No
 /// partition directory gives no columns. Files whose partition keys
 /// differ (`year=..` above one, `month=..` above another) are an error

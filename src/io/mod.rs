@@ -6,6 +6,7 @@
 //! reader also skips row groups whose statistics rule out the scan's filters.
 
 mod csv;
+mod csv_dates;
 mod csv_text;
 mod file_cache;
 mod filter;
@@ -42,6 +43,42 @@ pub use sink::{
     FileFormat, FileSink, WriteOptions, remove_partial_outputs, write_bytes, write_csv, write_file,
     write_ipc, write_parquet,
 };
+
+/// How the files a path names (a file, a directory, a glob) become one
+/// table: DuckDB's `read_*` options.
+///
+/// ```
+/// use sloth::io::ReadOptions;
+/// let options = ReadOptions {
+///     union_by_name: true,
+///     hive_partitioning: false,
+///     ..ReadOptions::default()
+/// };
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadOptions {
+    /// The reader of every file; by each file's extension when `None`.
+    pub format: Option<FileFormat>,
+    /// How CSV files are parsed.
+    pub csv: CsvOptions,
+    /// `key=value` directories above the files give columns (default on).
+    pub hive_partitioning: bool,
+    /// Files' columns are matched by name, a column a file lacks reading
+    /// as nulls; off, every file must have the same column names.
+    pub union_by_name: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            csv: CsvOptions::default(),
+            hive_partitioning: true,
+            union_by_name: false,
+        }
+    }
+}
 
 /// A piece of a scan that one thread reads on its own (a morsel source).
 pub enum ScanUnit {

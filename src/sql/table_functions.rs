@@ -12,6 +12,8 @@
 //! ```sql
 //! SELECT * FROM read_csv('x.txt', delim = ';', header = false, nullstr = 'NA');
 //! SELECT count(*) FROM 'sales/year=*/*.parquet' WHERE year = 2024;
+//! SELECT * FROM read_csv('eu.csv', dateformat = '%d/%m/%Y');
+//! SELECT * FROM read_parquet(['2023/*.parquet', '2024/*.parquet'], union_by_name = true);
 //! ```
 
 use sqlparser::ast::{
@@ -21,7 +23,7 @@ use sqlparser::tokenizer::{Token, Tokenizer, Word};
 
 use crate::error::{Result, SlothError};
 use crate::frame::LazyFrame;
-use crate::io::{CsvOptions, FileFormat};
+use crate::io::{FileFormat, ReadOptions};
 use crate::sql::SqlContext;
 
 /// The format each table function reads; `None` for a name that is not one.
@@ -48,10 +50,14 @@ pub(super) fn table_function(
     };
     check_access(ctx, &function)?;
     let mut paths = Vec::new();
-    let mut csv = ctx.csv.clone();
+    let mut read = ReadOptions {
+        format: Some(format),
+        csv: ctx.csv.clone(),
+        ..ReadOptions::default()
+    };
     for arg in &args.args {
         match named(arg) {
-            Some((option, value)) => set_option(&function, format, &mut csv, &option, value)?,
+            Some((option, value)) => set_option(&function, format, &mut read, &option, value)?,
             None if paths.is_empty() => paths = path_list(&function, arg)?,
             None => {
                 return Err(SlothError::plan(format!(
@@ -65,7 +71,7 @@ pub(super) fn table_function(
             "{function} needs a path: {function}('file')"
         )));
     }
-    scan_all(&paths, Some(format), &csv).map(Some)
+    LazyFrame::scan_paths(&paths, &read).map(Some)
 }
 
 /// The table a quoted name reads when it is a path rather than a table
@@ -84,7 +90,11 @@ pub(super) fn quoted_path(ctx: &SqlContext, name: &ObjectName) -> Result<Option<
         return Ok(None);
     }
     check_access(ctx, &format!("FROM '{}'", ident.value))?;
-    scan_all(std::slice::from_ref(&ident.value), None, &ctx.csv).map(Some)
+    let read = ReadOptions {
+        csv: ctx.csv.clone(),
+        ..ReadOptions::default()
+    };
+    LazyFrame::scan_paths(std::slice::from_ref(&ident.value), &read).map(Some)
 }
 
 fn check_access(ctx: &SqlContext, what: &str) -> Result<()> {
@@ -94,21 +104,6 @@ fn check_access(ctx: &SqlContext, what: &str) -> Result<()> {
     Err(SlothError::plan(format!(
         "{what}: reading files from SQL is off (SET enable_external_access = true)"
     )))
-}
-
-/// One table of every path's files, read as `format` (by extension when
-/// `None`).
-fn scan_all(paths: &[String], format: Option<FileFormat>, csv: &CsvOptions) -> Result<LazyFrame> {
-    let mut frames = paths
-        .iter()
-        .map(|p| LazyFrame::scan_path_as(p, format, csv))
-        .collect::<Result<Vec<_>>>()?;
-    let first = frames.remove(0);
-    Ok(if frames.is_empty() {
-        first
-    } else {
-        first.union(&frames)
-    })
 }
 
 /// `name = value` (or `name := value`, `name => value`): the option's
@@ -209,14 +204,18 @@ fn character(function: &str, option: &str, value: &ast::Expr) -> Result<u8> {
 fn set_option(
     function: &str,
     format: FileFormat,
-    csv: &mut CsvOptions,
+    read: &mut ReadOptions,
     option: &str,
     value: &ast::Expr,
 ) -> Result<()> {
+    let csv = &mut read.csv;
+    let string = |value: &ast::Expr| {
+        text(value)
+            .ok_or_else(|| SlothError::plan(format!("{function}: {option} is a string in quotes")))
+    };
     match (format, option) {
-        // Partitions are found whenever the path holds key=value
-        // directories; `hive_partitioning = false` is not offered.
-        (_, "hive_partitioning") if boolean(function, option, value)? => {}
+        (_, "hive_partitioning") => read.hive_partitioning = boolean(function, option, value)?,
+        (_, "union_by_name") => read.union_by_name = boolean(function, option, value)?,
         (FileFormat::Csv, "delim" | "sep" | "delimiter") => {
             csv.delimiter = character(function, option, value)?
         }
@@ -254,15 +253,18 @@ fn set_option(
                 csv.types.push((field.key.value.clone(), data_type));
             }
         }
-        (FileFormat::Csv, "nullstr" | "null") => {
-            csv.null_value = Some(text(value).ok_or_else(|| {
-                SlothError::plan(format!("{function}: {option} is a string in quotes"))
-            })?)
+        (FileFormat::Csv, "nullstr" | "null") => csv.null_value = Some(string(value)?),
+        (FileFormat::Csv, "dateformat" | "date_format") => csv.date_format = Some(string(value)?),
+        (FileFormat::Csv, "timestampformat" | "timestamp_format") => {
+            csv.timestamp_format = Some(string(value)?)
         }
         _ => {
             let known = match format {
-                FileFormat::Csv => "delim, header, quote, escape, nullstr, sample_size, types",
-                _ => "none",
+                FileFormat::Csv => {
+                    "delim, header, quote, escape, nullstr, sample_size, types, dateformat, \
+                     timestampformat, hive_partitioning, union_by_name"
+                }
+                _ => "hive_partitioning, union_by_name",
             };
             return Err(SlothError::plan(format!(
                 "{function}: unknown option '{option}' (options: {known})"
