@@ -64,7 +64,7 @@ pub mod physical_expr;
 
 pub use config::SessionConfig;
 pub use error::{Result, SlothError};
-pub use exec::CancelToken;
+pub use exec::{CancelToken, ScanProgress};
 pub use frame::{DataFrame, LazyFrame};
 
 /// The names most programs need.

@@ -657,3 +657,136 @@ fn repl_tables_show_as_many_rows_and_characters_as_asked() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The shell at a pseudo-terminal, as a person at a keyboard has it: what
+/// is typed goes to the terminal's master side, and Ctrl-C there is the
+/// terminal's interrupt, sent to the shell's process group.
+#[cfg(target_os = "linux")]
+mod terminal {
+    use std::fs::File;
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Stdio};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    pub struct Terminal {
+        keyboard: File,
+        screen: Arc<Mutex<Vec<u8>>>,
+        pub child: Child,
+    }
+
+    impl Terminal {
+        /// Starts `sloth sql` (the shell) on a new terminal of its own.
+        pub fn shell(dir: &std::path::Path) -> Terminal {
+            let (mut master, mut slave) = (0, 0);
+            let size = libc::winsize {
+                ws_row: 40,
+                ws_col: 120,
+                ws_xpixel: 0,
+                ws_ypixel: 0,
+            };
+            // SAFETY: openpty writes two descriptors, which are owned below.
+            let opened = unsafe {
+                libc::openpty(
+                    &mut master,
+                    &mut slave,
+                    std::ptr::null_mut(),
+                    std::ptr::null(),
+                    &size,
+                )
+            };
+            assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+            // SAFETY: both descriptors were just opened and nothing else owns them.
+            let (master, slave) =
+                unsafe { (File::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+            let mut command = super::sloth();
+            command
+                .args(["sql", "--data"])
+                .arg(dir)
+                .current_dir(dir)
+                .env("HOME", dir)
+                .env("TERM", "xterm")
+                .stdin(Stdio::from(slave.try_clone().unwrap()))
+                .stdout(Stdio::from(slave.try_clone().unwrap()))
+                .stderr(Stdio::from(slave));
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                command.pre_exec(|| {
+                    // A session of its own, with the terminal as its
+                    // controlling terminal, so that Ctrl-C reaches it.
+                    if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let child = command.spawn().unwrap();
+            let screen = Arc::new(Mutex::new(Vec::new()));
+            let mut reader = master.try_clone().unwrap();
+            let shown = screen.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                // Ends when the shell closes the terminal (EIO).
+                while let Ok(n @ 1..) = reader.read(&mut buf) {
+                    shown.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+            Terminal {
+                keyboard: master,
+                screen,
+                child,
+            }
+        }
+
+        pub fn screen(&self) -> String {
+            String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+        }
+
+        pub fn type_in(&mut self, keys: &str) {
+            self.keyboard.write_all(keys.as_bytes()).unwrap();
+        }
+
+        /// Waits until the screen shows `text` `times` times in all.
+        pub fn wait_for(&self, text: &str, times: usize) {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while self.screen().matches(text).count() < times {
+                assert!(
+                    Instant::now() < deadline,
+                    "no '{text}' on the screen:\n{}",
+                    self.screen()
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_at_the_terminal_cancels_the_statement_and_the_shell_goes_on() {
+    let dir = csv_dir();
+    let mut shell = terminal::Terminal::shell(dir.path());
+    shell.wait_for("sloth>", 1);
+    // Long enough to show the progress bar: a million steps of recursion.
+    shell.type_in(
+        "set max_recursion = 10000000; with recursive r(n) as (select 1 union all \
+         select n + 1 from r where n < 1000000) select count(*) from r;\r",
+    );
+    shell.wait_for("Ctrl-C cancels", 1);
+    shell.type_in("\x03");
+    shell.wait_for("query cancelled", 1);
+    shell.type_in("select 'ok' || 'ay' as answer;\r");
+    shell.wait_for("okay", 1);
+    shell.type_in(".quit\r");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = shell.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", shell.screen());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}: {}", shell.screen());
+}

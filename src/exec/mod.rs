@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::memory::{MemoryPool, SpillDir};
 use crate::physical::PhysicalPlan;
 
-pub use cancel::CancelToken;
+pub use cancel::{CancelToken, ScanProgress};
 
 /// What one operator did during a run.
 #[derive(Debug, Clone)]

@@ -96,6 +96,12 @@ impl SqlContext {
         self.cancel = cancel;
     }
 
+    /// The token that stops this context's queries and counts their
+    /// progress ([`crate::CancelToken::progress`]).
+    pub fn cancel_token(&self) -> &crate::exec::CancelToken {
+        &self.cancel
+    }
+
     /// Sets the settings queries planned from now on run under.
     pub fn with_config(mut self, config: SessionConfig) -> Self {
         self.config = config;

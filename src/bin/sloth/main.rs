@@ -237,6 +237,13 @@ struct Source {
     /// (e.g. day=DATE, zip=VARCHAR); repeat for several.
     #[arg(long = "csv-type", value_name = "COLUMN=TYPE")]
     csv_types: Vec<String>,
+    /// How CSV dates are written, in strftime codes (e.g. %d/%m/%Y); text
+    /// columns whose values all match become DATE columns.
+    #[arg(long, value_name = "FORMAT")]
+    csv_date_format: Option<String>,
+    /// How CSV timestamps are written, in strftime codes (e.g. '%d/%m/%Y %H:%M').
+    #[arg(long, value_name = "FORMAT")]
+    csv_timestamp_format: Option<String>,
     /// SQL text.
     #[arg(short = 'c', long = "command")]
     command: Option<String>,
@@ -429,6 +436,8 @@ fn csv_options(source: &Source) -> Result<sloth::io::CsvOptions> {
     let mut options = sloth::io::CsvOptions {
         has_header: !source.csv_no_header,
         null_value: source.csv_null.clone(),
+        date_format: source.csv_date_format.clone(),
+        timestamp_format: source.csv_timestamp_format.clone(),
         ..Default::default()
     };
     if let Some(d) = &source.csv_delimiter {
@@ -631,7 +640,7 @@ fn run_statement(
     to: Destination,
     shape: TableShape,
 ) -> Result<()> {
-    let progress = progress::Progress::start();
+    let progress = progress::Progress::start(ctx.cancel_token());
     // A query into a file streams into it.
     if let (Destination::File(path), Some(file_format)) = (&to, format.file_format())
         && let Some(frame) = ctx.plan_if_query(sql)?
@@ -640,7 +649,7 @@ fn run_statement(
         return Ok(());
     }
     let result = ctx.execute_mut(sql)?;
-    // The spinner goes before the result is printed.
+    // The progress bar goes before the result is printed.
     drop(progress);
     match result {
         SqlOutput::Frame(df) => emit(&df, format, to, shape),

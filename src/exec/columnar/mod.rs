@@ -52,8 +52,11 @@ pub fn run_operator(
             metrics,
             ..
         } => {
+            // A scan read whole counts as one unit of the query's progress.
+            ctx.cancel.plan_units(1);
             let batches =
                 source.read(projection.as_deref(), filters, metrics, Some(&ctx.pages()))?;
+            ctx.cancel.unit_read();
             if ctx.count_bytes {
                 let bytes = crate::exec::distinct_memory_size(&batches);
                 metrics

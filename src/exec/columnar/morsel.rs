@@ -52,8 +52,10 @@ impl MorselInput {
     }
 
     /// This input, stopping with [`crate::SlothError::Cancelled`] before
-    /// its next unit once `cancel` is thrown.
+    /// its next unit once `cancel` is thrown, and counting its units in
+    /// `cancel`'s progress.
     pub fn cancellable(mut self, cancel: crate::exec::CancelToken) -> Self {
+        cancel.plan_units(self.units.len());
         self.cancel = cancel;
         self
     }
@@ -122,6 +124,7 @@ impl MorselInput {
     fn read_unit(&self, unit: &ScanUnit, mut f: impl FnMut(Selected) -> Result<()>) -> Result<()> {
         self.cancel.check()?;
         let read = unit.read_selected(&self.filter, self.select, &self.codes)?;
+        self.cancel.unit_read();
         for Selected { batch, rows, codes } in read {
             let len = batch.num_rows();
             let staged = match apply_stages(batch.clone(), &self.stages) {
