@@ -57,8 +57,9 @@ def make_nulls(out: pathlib.Path) -> None:
 
 def make_files(out: pathlib.Path) -> None:
     """Input files of every form sloth reads: a Hive-partitioned Parquet
-    tree, CSV without a header and with ';' and 'NA', NDJSON, and two
-    Parquet files of one table."""
+    tree, CSV without a header and with ';' and 'NA', NDJSON, two
+    Parquet files of one table, two of differing schemas, an empty CSV,
+    quoted fields and day-first dates."""
     out.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     con.execute("select setseed(0.42)")
@@ -72,6 +73,17 @@ def make_files(out: pathlib.Path) -> None:
     (out / "parts").mkdir(exist_ok=True)
     con.execute(f"copy (select * from sales where id < 2500) to '{out / 'parts' / 'p1.parquet'}' (format parquet)")
     con.execute(f"copy (select * from sales where id >= 2500) to '{out / 'parts' / 'p2.parquet'}' (format parquet)")
+    # Files whose schemas differ (read with union_by_name), an empty CSV,
+    # quoted and escaped CSV fields, and dates in a day-first format.
+    (out / "mixed").mkdir(exist_ok=True)
+    con.execute(f"copy (select id, amt from sales where id < 100) to '{out / 'mixed' / 'a.parquet'}' (format parquet)")
+    con.execute(f"copy (select id, region from sales where id >= 100 and id < 300) to '{out / 'mixed' / 'b.parquet'}' (format parquet)")
+    (out / "empty.csv").write_text("id,name\n")
+    con.execute("""create table quoted as select i as id,
+      case i % 4 when 0 then 'plain' when 1 then 'a, comma' when 2 then 'say "hi"' else null end as note
+      from range(40) t(i)""")
+    con.execute(f"copy quoted to '{out / 'quoted.csv'}' (header true, quote '\"', escape '\"')")
+    con.execute(f"copy (select id, date '2024-01-01' + (id % 60)::int as day, amt from sales where id < 500) to '{out / 'eu_dates.csv'}' (header true, dateformat '%d/%m/%Y')")
 
 
 # A list (array_agg) can be one long CSV field.
