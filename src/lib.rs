@@ -73,8 +73,8 @@ pub mod prelude {
     pub use crate::error::{Result, SlothError};
     pub use crate::exec::CancelToken;
     pub use crate::expr::{
-        Expr, FramePick, MathFunc, RowsFrame, ScalarValue, SortKey, col, corr, count_star, lit,
-        when,
+        Expr, FrameOffset, FramePick, MathFunc, ScalarValue, SortKey, WindowFrame, col, corr,
+        count_star, lit, when,
     };
     pub use crate::frame::{DataFrame, LazyFrame};
     pub use crate::optimizer::OptimizerOptions;

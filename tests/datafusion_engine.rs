@@ -196,6 +196,8 @@ fn every_node_and_expression_kind_translates() {
          last_value(x) over (partition by k order by f, x rows between unbounded preceding \
          and unbounded following) as lv, nth_value(x, 2) over (partition by k order by f, x \
          rows between 1 preceding and 1 following) as nv from t",
+        "select k, x, sum(x) over (order by f range between 1.5 preceding and current row) as rs, \
+         count(*) over (order by x groups between 1 preceding and 1 following) as gc from t",
         // Scalar subqueries (decorrelated into joins).
         "select k, x from t where x > (select avg(x) from u)",
         "select k, x, (select max(u.x) from u where u.k = t.k) as m from t",

@@ -314,6 +314,57 @@ fn rows_frames_of_every_shape() {
     }
 }
 
+/// RANGE frames with offsets over date, decimal and nullable keys, in
+/// either direction, and GROUPS frames: the columnar folds against the
+/// row-wise executor's aggregate state per row over its frame (an eighth
+/// of the orders: the row-wise side folds each frame afresh).
+#[test]
+fn range_and_groups_frames() {
+    let price = "case when o_orderkey % 6 = 0 then null else o_totalprice end";
+    let day = "case when o_orderkey % 9 = 0 then null else o_orderdate end";
+    for (window, label) in [
+        (
+            "partition by o_orderstatus order by o_orderdate range between 30 preceding and current row"
+                .to_string(),
+            "days before",
+        ),
+        (
+            format!(
+                "order by {day} desc nulls first range between interval '10 days' preceding and interval '5 days' following"
+            ),
+            "interval, descending, null keys",
+        ),
+        (
+            format!(
+                "partition by o_orderpriority order by {price} range between 1000.5 preceding and 500 following"
+            ),
+            "decimal key",
+        ),
+        (
+            "order by o_orderdate groups between 1 preceding and 1 following".to_string(),
+            "groups",
+        ),
+        (
+            format!(
+                "partition by o_orderstatus order by {day} nulls first groups between 2 following and unbounded following"
+            ),
+            "groups ahead",
+        ),
+        (
+            "order by o_orderpriority range between current row and unbounded following"
+                .to_string(),
+            "string key, peers",
+        ),
+    ] {
+        check(
+            &format!(
+                "select o_orderkey, sum({price}) over ({window}) s, count(*) over ({window}) n, min(o_clerk) over ({window}) lo, max(o_shippriority + o_orderkey % 7) over ({window}) hi from orders where o_orderkey % 8 = 1"
+            ),
+            label,
+        );
+    }
+}
+
 /// INTERSECT ALL / EXCEPT ALL (copies numbered by a window, then grouped)
 /// in both executors.
 #[test]

@@ -29,3 +29,11 @@ select a, s from t intersect all select w, v from u
 select a, b, c, first_value(c ignore nulls) over (partition by a order by b), last_value(c ignore nulls) over (partition by a order by b), last_value(c ignore nulls) over (partition by a order by b rows between 3 preceding and 1 preceding), first_value(c ignore nulls) over (partition by a order by b rows between current row and unbounded following) from t where a between 0 and 2 and b is not null order by a, b
 select s, dt, last_value(d ignore nulls) over (order by dt, b rows between unbounded preceding and current row) from t where a = 4 and dt is not null and b is not null order by dt, b
 select a, b, c, lag(c ignore nulls) over (partition by a order by b), lead(c ignore nulls) over (partition by a order by b), lag(c, 2 ignore nulls) over (partition by a order by b), lead(c, 3, -1 ignore nulls) over (partition by a order by b) from t where a between 0 and 2 and b is not null order by a, b
+select a, dt, sum(d) over (partition by a order by dt range between interval '400 days' preceding and current row) from t
+select a, count(*) over (order by a range between 2 preceding and 1 following), max(s) over (order by a desc range between 1 preceding and 1 following) from t
+select a, dt, avg(d) over (partition by a order by dt desc nulls first range between interval 30 days preceding and interval 30 days following) from t
+select a, b, sum(d) over (order by b range between 100000000000 preceding and 50000000000 following) from t
+select a, d, count(c) over (partition by a order by d range between 100.5 preceding and current row) from t
+select a, dt, sum(d) over (partition by a order by dt groups between 2 preceding and 1 following), count(*) over (partition by a order by dt groups between 1 following and unbounded following) from t
+select a, b, first_value(b) over (order by b range between 100000000000 preceding and current row), last_value(b) over (order by b desc groups between current row and 2 following) from t where b is not null
+select a, s, max(c) over (order by s range between current row and unbounded following), min(d) over (partition by a order by s groups 1 preceding) from t

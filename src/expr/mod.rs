@@ -4,6 +4,7 @@
 //! operand types coerced) only when the physical planner turns them into
 //! [`crate::physical_expr::PhysicalExpr`]s.
 
+mod frame;
 pub mod function;
 mod literal;
 mod typing;
@@ -16,6 +17,7 @@ use arrow::datatypes::DataType;
 
 use crate::error::{Result, SlothError};
 
+pub use frame::{FrameOffset, FrameUnits, WindowFrame};
 pub use function::{ScalarFunc, ScalarFunction};
 pub use literal::{ScalarValue, date, number, parse_date32};
 pub use typing::{
@@ -425,12 +427,12 @@ pub enum WindowFunc {
     ShiftPresent(isize),
     /// `sum(x) OVER (.. ORDER BY .. ROWS BETWEEN ..)`: the aggregate of the
     /// rows of the frame around each row, in window order.
-    FramedAggregate(AggFunc, RowsFrame),
+    FramedAggregate(AggFunc, WindowFrame),
     /// `first_value` / `last_value` / `nth_value(x, n)`: `x` of one row of
     /// each row's frame: the ROWS frame if given, else SQL's default (the
     /// partition's start to the current row's last peer with ORDER BY, the
     /// whole partition without). Null where the frame has no such row.
-    Value(FramePick, Option<RowsFrame>),
+    Value(FramePick, Option<WindowFrame>),
 }
 
 /// Which row of its frame a value window function reads.
@@ -451,69 +453,48 @@ pub enum FramePick {
 }
 
 impl FramePick {
-    /// The position picked from a frame of positions `lo..=hi`, where
+    /// The position picked from a frame of positions `lo..hi`, where
     /// `present(i)` says whether position i's value is not null; `None`
     /// for an empty frame, one with fewer than n rows, or (ignoring nulls)
     /// one of nulls only.
     pub fn pick(self, lo: usize, hi: usize, present: impl Fn(usize) -> bool) -> Option<usize> {
-        if lo > hi {
+        if lo >= hi {
             return None;
         }
         match self {
             FramePick::First => Some(lo),
-            FramePick::Last => Some(hi),
-            FramePick::Nth(n) => Some(lo + n.checked_sub(1)?).filter(|&i| i <= hi),
-            FramePick::FirstPresent => (lo..=hi).find(|&i| present(i)),
-            FramePick::LastPresent => (lo..=hi).rev().find(|&i| present(i)),
+            FramePick::Last => Some(hi - 1),
+            FramePick::Nth(n) => Some(lo + n.checked_sub(1)?).filter(|&i| i < hi),
+            FramePick::FirstPresent => (lo..hi).find(|&i| present(i)),
+            FramePick::LastPresent => (lo..hi).rev().find(|&i| present(i)),
         }
     }
 }
 
-/// A `ROWS BETWEEN start AND end` frame, as offsets from the current row in
-/// window order (negative: preceding); `None` is UNBOUNDED (the partition's
-/// first row for the start, its last for the end). The frame is cut to the
-/// partition, and may be empty (`1 FOLLOWING AND 2 FOLLOWING` on the last
-/// row).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RowsFrame {
-    /// First row, relative to the current one.
-    pub start: Option<isize>,
-    /// Last row, relative to the current one.
-    pub end: Option<isize>,
-}
-
-impl RowsFrame {
-    /// The positions `lo..=hi` of the frame of the row at position `k` of a
-    /// partition of `len` rows, cut to the partition; `lo > hi` when empty.
-    pub fn bounds(&self, k: usize, len: usize) -> (usize, usize) {
-        let (k, last) = (k as isize, len as isize - 1);
-        let lo = self.start.map_or(0, |s| (k + s).max(0));
-        let hi = self.end.map_or(last, |e| (k + e).min(last));
-        if hi < 0 || lo > last {
-            return (1, 0);
-        }
-        (lo as usize, hi as usize)
+/// Checks `frame` against its window's order: a RANGE frame with an
+/// offset measures distance in one order key's values.
+pub(crate) fn check_frame(frame: &WindowFrame, order_by: &[SortKey]) -> Result<()> {
+    frame.validate()?;
+    if frame.needs_key_values() && order_by.len() != 1 {
+        return Err(SlothError::plan(format!(
+            "'{frame}' needs exactly one ORDER BY key to measure from, not {}",
+            order_by.len()
+        )));
     }
-}
-
-impl std::fmt::Display for RowsFrame {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let bound = |b: Option<isize>, unbounded: &str| match b {
-            None => format!("UNBOUNDED {unbounded}"),
-            Some(0) => "CURRENT ROW".to_string(),
-            Some(n) if n < 0 => format!("{} PRECEDING", -n),
-            Some(n) => format!("{n} FOLLOWING"),
-        };
-        write!(
-            f,
-            "ROWS BETWEEN {} AND {}",
-            bound(self.start, "PRECEDING"),
-            bound(self.end, "FOLLOWING")
-        )
-    }
+    Ok(())
 }
 
 impl WindowFunc {
+    /// The explicit frame the function reads, if any.
+    pub fn frame(&self) -> Option<WindowFrame> {
+        match *self {
+            WindowFunc::FramedAggregate(_, frame) | WindowFunc::Value(_, Some(frame)) => {
+                Some(frame)
+            }
+            _ => None,
+        }
+    }
+
     /// SQL name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -850,26 +831,20 @@ impl Expr {
     }
 
     /// `self OVER (PARTITION BY partition_by ORDER BY order_by frame)`:
-    /// an aggregate (sum, count, min, max or avg) over the rows of a ROWS
-    /// frame around each row.
-    pub fn over_rows_frame(
+    /// an aggregate (sum, count, min, max or avg) over the rows of a ROWS,
+    /// GROUPS or RANGE frame around each row.
+    pub fn over_frame(
         self,
         partition_by: Vec<Expr>,
         order_by: Vec<SortKey>,
-        frame: RowsFrame,
+        frame: WindowFrame,
     ) -> Result<Expr> {
         if order_by.is_empty() {
             return Err(SlothError::plan(format!(
-                "a ROWS frame needs ORDER BY in its window, in '{self}'"
+                "a window frame needs ORDER BY in its window, in '{self}'"
             )));
         }
-        if let (Some(start), Some(end)) = (frame.start, frame.end)
-            && start > end
-        {
-            return Err(SlothError::plan(format!(
-                "the frame '{frame}' starts after it ends"
-            )));
-        }
+        check_frame(&frame, &order_by)?;
         match self.over_window(partition_by, order_by)? {
             Expr::Window {
                 func: WindowFunc::Aggregate(func),
@@ -883,7 +858,7 @@ impl Expr {
                 order_by,
             }),
             other => Err(SlothError::plan(format!(
-                "over_rows_frame() takes an aggregate, not '{other}'"
+                "over_frame() takes an aggregate, not '{other}'"
             ))),
         }
     }
@@ -916,7 +891,7 @@ impl Expr {
         pick: FramePick,
         partition_by: Vec<Expr>,
         order_by: Vec<SortKey>,
-        frame: Option<RowsFrame>,
+        frame: Option<WindowFrame>,
     ) -> Expr {
         Expr::Window {
             func: WindowFunc::Value(pick, frame),
@@ -1467,28 +1442,20 @@ mod tests {
     }
 
     #[test]
-    fn frames_are_cut_to_the_partition_and_picks_to_the_frame() {
-        let frame = |start, end| RowsFrame { start, end };
-        assert_eq!(frame(Some(-1), Some(1)).bounds(0, 5), (0, 1));
-        assert_eq!(frame(Some(-1), Some(1)).bounds(4, 5), (3, 4));
-        assert_eq!(frame(None, None).bounds(2, 5), (0, 4));
-        assert_eq!(frame(None, Some(0)).bounds(2, 5), (0, 2));
-        let (lo, hi) = frame(Some(1), Some(2)).bounds(4, 5);
-        assert!(lo > hi, "past the end: empty");
-        let (lo, hi) = frame(Some(-3), Some(-2)).bounds(1, 5);
-        assert!(lo > hi, "before the start: empty");
+    fn picks_stay_in_the_frame() {
+        // Frames as positions lo..hi.
         let all = |_: usize| true;
-        assert_eq!(FramePick::First.pick(1, 3, all), Some(1));
-        assert_eq!(FramePick::Last.pick(1, 3, all), Some(3));
-        assert_eq!(FramePick::Nth(3).pick(1, 3, all), Some(3));
-        assert_eq!(FramePick::Nth(4).pick(1, 3, all), None);
-        assert_eq!(FramePick::Nth(0).pick(1, 3, all), None);
-        assert_eq!(FramePick::First.pick(1, 0, all), None);
+        assert_eq!(FramePick::First.pick(1, 4, all), Some(1));
+        assert_eq!(FramePick::Last.pick(1, 4, all), Some(3));
+        assert_eq!(FramePick::Nth(3).pick(1, 4, all), Some(3));
+        assert_eq!(FramePick::Nth(4).pick(1, 4, all), None);
+        assert_eq!(FramePick::Nth(0).pick(1, 4, all), None);
+        assert_eq!(FramePick::First.pick(1, 1, all), None);
         // Positions 0, 2 and 5 hold values; the others nulls.
         let present = |i: usize| [0, 2, 5].contains(&i);
-        assert_eq!(FramePick::FirstPresent.pick(1, 4, present), Some(2));
-        assert_eq!(FramePick::LastPresent.pick(1, 4, present), Some(2));
-        assert_eq!(FramePick::LastPresent.pick(3, 4, present), None);
-        assert_eq!(FramePick::First.pick(3, 4, present), Some(3), "nulls count");
+        assert_eq!(FramePick::FirstPresent.pick(1, 5, present), Some(2));
+        assert_eq!(FramePick::LastPresent.pick(1, 5, present), Some(2));
+        assert_eq!(FramePick::LastPresent.pick(3, 5, present), None);
+        assert_eq!(FramePick::First.pick(3, 5, present), Some(3), "nulls count");
     }
 }

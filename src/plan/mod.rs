@@ -303,9 +303,18 @@ impl LogicalPlan {
                 let mut fields: Vec<Field> =
                     s.fields().iter().map(|f| f.as_ref().clone()).collect();
                 for e in exprs {
-                    let Expr::Window { func, args, .. } = e.unalias() else {
+                    let Expr::Window {
+                        func,
+                        args,
+                        order_by,
+                        ..
+                    } = e.unalias()
+                    else {
                         return Err(SlothError::plan(format!("'{e}' is not a window function")));
                     };
+                    if let (Some(frame), [key]) = (func.frame(), order_by.as_slice()) {
+                        frame.check_key(expr_field(&key.expr, &s)?.data_type())?;
+                    }
                     let types = args
                         .iter()
                         .map(|a| Ok(expr_field(a, &s)?.data_type().clone()))

@@ -8,8 +8,8 @@ use sqlparser::ast::{
 
 use crate::error::{Result, SlothError};
 use crate::expr::{
-    AggFunc, BitOp, Bivariate, Expr, FramePick, KeyOrder, RowsFrame, ScalarFunc, ScalarValue,
-    SortKey, WindowFunc, col, lit, parse_date32, when,
+    AggFunc, BitOp, Bivariate, Expr, FrameOffset, FramePick, FrameUnits, KeyOrder, ScalarFunc,
+    ScalarValue, SortKey, WindowFrame, WindowFunc, col, lit, parse_date32, when,
 };
 use crate::functions;
 
@@ -619,9 +619,9 @@ pub fn data_type_of(t: &ast::DataType) -> Result<DataType> {
     })
 }
 
-/// A window's PARTITION BY, ORDER BY, and ROWS frame (`None`: SQL's
-/// default frame).
-type WindowSpecParts = (Vec<Expr>, Vec<SortKey>, Option<RowsFrame>);
+/// A window's PARTITION BY, ORDER BY, and frame (`None`: SQL's default
+/// frame).
+type WindowSpecParts = (Vec<Expr>, Vec<SortKey>, Option<WindowFrame>);
 
 /// A window's PARTITION BY, ORDER BY and frame.
 fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<WindowSpecParts> {
@@ -633,7 +633,7 @@ fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<WindowSpecPar
     let frame = spec
         .window_frame
         .as_ref()
-        .map(|f| rows_frame(f, r))
+        .map(|f| window_frame(f, r))
         .transpose()?
         .flatten();
     let partition_by = spec
@@ -641,7 +641,7 @@ fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<WindowSpecPar
         .iter()
         .map(|e| convert(e, r))
         .collect::<Result<_>>()?;
-    let order_by = spec
+    let order_by: Vec<SortKey> = spec
         .order_by
         .iter()
         .map(|o| {
@@ -654,25 +654,79 @@ fn window_spec(over: &ast::WindowType, r: &dyn Resolver) -> Result<WindowSpecPar
             })
         })
         .collect::<Result<_>>()?;
+    if let Some(frame) = &frame {
+        crate::expr::check_frame(frame, &order_by)?;
+    }
     Ok((partition_by, order_by, frame))
 }
 
-/// A window frame: ROWS frames as they are; RANGE or GROUPS only as SQL's
-/// default (`None`) or the whole partition.
-fn rows_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<RowsFrame>> {
+/// A window frame; `None` for SQL's default (`RANGE BETWEEN UNBOUNDED
+/// PRECEDING AND CURRENT ROW`, or the same in GROUPS).
+fn window_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<WindowFrame>> {
     use ast::WindowFrameBound as B;
-    let rows = |e: &ast::Expr| match convert(e, r)? {
-        Expr::Literal(ScalarValue::Int64(Some(n))) if n >= 0 => Ok(n as isize),
-        _ => Err(SlothError::plan(format!(
-            "a window frame's offset must be a non-negative integer constant, not '{e}'"
-        ))),
+    let units = match frame.units {
+        ast::WindowFrameUnits::Rows => FrameUnits::Rows,
+        ast::WindowFrameUnits::Groups => FrameUnits::Groups,
+        ast::WindowFrameUnits::Range => FrameUnits::Range,
     };
-    // Offsets from the current row; `None` is UNBOUNDED.
-    let offset = |bound: &B, is_start: bool| -> Result<Option<isize>> {
+    // The distance of an offset, before its direction.
+    let distance = |e: &ast::Expr| -> Result<FrameOffset> {
+        let bad = |what: &str| {
+            SlothError::plan(format!(
+                "a {units:?} frame's offset must be {what}, not '{e}'"
+            ))
+        };
+        match (units, convert(e, r)?) {
+            (_, Expr::Literal(ScalarValue::Int64(Some(n)))) if n >= 0 => {
+                Ok(FrameOffset::Count(n as isize))
+            }
+            (
+                FrameUnits::Range,
+                Expr::Literal(v @ (ScalarValue::Float64(_) | ScalarValue::Decimal128(..))),
+            ) => {
+                let number = match v {
+                    ScalarValue::Float64(x) => x,
+                    ScalarValue::Decimal128(d, _, scale) => {
+                        d.map(|d| d as f64 / 10f64.powi(i32::from(scale)))
+                    }
+                    _ => None,
+                };
+                match number {
+                    Some(x) if x >= 0.0 && x.is_finite() => Ok(FrameOffset::Value(x)),
+                    _ => Err(bad("a non-negative number")),
+                }
+            }
+            (
+                FrameUnits::Range,
+                Expr::Literal(ScalarValue::Interval {
+                    months: 0,
+                    days,
+                    nanos,
+                }),
+            ) if days >= 0 && nanos >= 0 => Ok(FrameOffset::Interval { days, nanos }),
+            (FrameUnits::Range, Expr::Literal(ScalarValue::Interval { months, .. }))
+                if months != 0 =>
+            {
+                Err(bad("an interval of days or less (months vary in length)"))
+            }
+            (FrameUnits::Range, _) => Err(bad("a non-negative number or interval constant")),
+            _ => Err(bad("a non-negative integer constant")),
+        }
+    };
+    let preceding = |o: FrameOffset| match o {
+        FrameOffset::Count(n) => FrameOffset::Count(-n),
+        FrameOffset::Value(v) => FrameOffset::Value(-v),
+        FrameOffset::Interval { days, nanos } => FrameOffset::Interval {
+            days: -days,
+            nanos: -nanos,
+        },
+    };
+    // `None` is UNBOUNDED.
+    let offset = |bound: &B, is_start: bool| -> Result<Option<FrameOffset>> {
         Ok(match bound {
-            B::CurrentRow => Some(0),
-            B::Preceding(Some(e)) => Some(-rows(e)?),
-            B::Following(Some(e)) => Some(rows(e)?),
+            B::CurrentRow => Some(FrameOffset::Count(0)),
+            B::Preceding(Some(e)) => Some(preceding(distance(e)?)),
+            B::Following(Some(e)) => Some(distance(e)?),
             B::Preceding(None) if is_start => None,
             B::Following(None) if !is_start => None,
             other => {
@@ -686,16 +740,12 @@ fn rows_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<RowsF
     let start = offset(&frame.start_bound, true)?;
     let end = match &frame.end_bound {
         Some(b) => offset(b, false)?,
-        None => Some(0),
+        None => Some(FrameOffset::Count(0)),
     };
-    match (&frame.units, start, end) {
-        (ast::WindowFrameUnits::Rows, ..) => Ok(Some(RowsFrame { start, end })),
-        (_, None, Some(0)) => Ok(None),
-        (_, None, None) => Ok(Some(RowsFrame { start, end })),
-        (units, ..) => Err(SlothError::unsupported(format!(
-            "{units} frames other than UNBOUNDED PRECEDING AND CURRENT ROW (ROWS frames are supported)"
-        ))),
-    }
+    let frame = WindowFrame { units, start, end };
+    let is_default =
+        units != FrameUnits::Rows && start.is_none() && end == Some(FrameOffset::Count(0));
+    Ok((!is_default).then_some(frame))
 }
 
 /// `date_part('year', d)`: EXTRACT with the field as a constant string.
@@ -1046,9 +1096,7 @@ fn function(f: &ast::Function, r: &dyn Resolver) -> Result<Expr> {
             )));
         }
         return match window_spec(over, r)? {
-            (partition_by, order_by, Some(frame)) => {
-                call.over_rows_frame(partition_by, order_by, frame)
-            }
+            (partition_by, order_by, Some(frame)) => call.over_frame(partition_by, order_by, frame),
             (partition_by, order_by, None) => call.over_window(partition_by, order_by),
         };
     }

@@ -31,8 +31,9 @@ use arrow::row::{RowConverter, Rows, SortField};
 use rayon::prelude::*;
 
 use super::window_aggregate;
+use super::window_frame;
 use crate::error::Result;
-use crate::expr::{FramePick, RowsFrame, WindowFunc};
+use crate::expr::{FramePick, WindowFunc};
 use crate::kernels::hash_table::{GroupTable, KeyEncoder};
 use crate::kernels::packed_keys::NullKeys;
 use crate::physical_expr::PhysicalExpr;
@@ -462,16 +463,22 @@ fn window_preselecting_from(
     if let Some(shift) = func.shift() {
         return shifted(&all, args, shift, (&starts, &order), schema);
     }
-    if let WindowFunc::Value(pick, frame) = func {
-        let peers = |a: u32, b: u32| order_keys.as_ref().is_none_or(|k| k.peers(a, b));
+    let peers = |a: u32, b: u32| order_keys.as_ref().is_none_or(|k| k.peers(a, b));
+    // Each row's frame, where the function has one of its own.
+    let bounds = match func {
+        WindowFunc::Value(_, Some(frame)) | WindowFunc::FramedAggregate(_, frame) => Some(
+            window_frame::frame_bounds(frame, &all, order_by, (&starts, &order), &peers)?,
+        ),
+        _ => None,
+    };
+    if let WindowFunc::Value(pick, _) = func {
         let frames = Frames {
-            frame,
+            bounds: bounds.as_deref(),
             peers: &peers,
         };
         return frame_values(&all, &args[0], pick, frames, (&starts, &order), schema);
     }
     if func.is_distribution() {
-        let peers = |a: u32, b: u32| order_keys.as_ref().is_none_or(|k| k.peers(a, b));
         return distribution(&all, func, (&starts, &order), &peers, schema);
     }
     if let WindowFunc::Aggregate(agg) | WindowFunc::FramedAggregate(agg, _) = func {
@@ -484,7 +491,9 @@ fn window_preselecting_from(
             schema,
         };
         return match (func, &order_keys) {
-            (WindowFunc::FramedAggregate(_, frame), _) => spec.framed(frame),
+            (WindowFunc::FramedAggregate(_, frame), _) => {
+                spec.framed(frame, bounds.as_deref().unwrap_or_default())
+            }
             (_, None) => spec.whole_partitions(),
             (_, Some(keys)) => spec.running(|a, b| keys.peers(a, b)),
         };
@@ -599,11 +608,12 @@ fn shifted(
     with_column(all, order.to_vec(), shifted, schema)
 }
 
-/// How each row's frame is found: the ROWS frame if any, else SQL's
+/// How each row's frame is found: its explicit frame's `bounds` if any
+/// (positions in window order, [`window_frame::frame_bounds`]), else SQL's
 /// default, the partition's start to the row's last peer (`peers`: whether
 /// two rows have the same order key; every row's peer without ORDER BY).
 struct Frames<'a> {
-    frame: Option<RowsFrame>,
+    bounds: Option<&'a [(usize, usize)]>,
     peers: &'a dyn Fn(u32, u32) -> bool,
 }
 
@@ -626,7 +636,7 @@ fn frame_values(
         if len == 0 {
             continue;
         }
-        if frames.frame.is_none() {
+        if frames.bounds.is_none() {
             // Each position's last peer, from the end backwards.
             last_peer.clear();
             last_peer.resize(len, len - 1);
@@ -638,10 +648,11 @@ fn frame_values(
                 }
             }
         }
+        let first = w[0];
         sources.extend((0..len).map(|k| {
-            let (lo, hi) = match frames.frame {
-                Some(frame) => frame.bounds(k, len),
-                None => (0, last_peer[k]),
+            let (lo, hi) = match frames.bounds {
+                Some(bounds) => (bounds[first + k].0 - first, bounds[first + k].1 - first),
+                None => (0, last_peer[k] + 1),
             };
             pick.pick(lo, hi, |i| values.is_valid(segment[i] as usize))
                 .map(|i| segment[i])

@@ -1,10 +1,13 @@
-//! Window aggregates over ROWS frames: `agg(x) OVER (.. ORDER BY ..
-//! ROWS BETWEEN a PRECEDING AND b FOLLOWING)`, each row aggregating the
-//! rows of its partition from `a` before it to `b` after it in window order.
+//! Window aggregates over explicit frames: `agg(x) OVER (.. ORDER BY ..
+//! ROWS | GROUPS | RANGE BETWEEN a PRECEDING AND b FOLLOWING)`, each row
+//! aggregating the rows of its partition its frame spans.
 //!
-//! The values are taken into window order once; then each partition is
-//! folded by one of three loops, chosen by the frame's shape, none of which
-//! revisits a row more than the frame needs:
+//! Each row's frame is first resolved to a range of positions in window
+//! order ([`frame_bounds`], by [`WindowFrame::partition_bounds`]); the
+//! values are taken into window order once; then each partition is folded
+//! by one of three loops, chosen by the frame's shape, none of which
+//! revisits a row more than the frame needs (both ends of the frames only
+//! move forward):
 //!
 //! ```text
 //! UNBOUNDED PRECEDING AND ..   one running fold forward (the end only grows)
@@ -28,12 +31,19 @@ use arrow::row::{RowConverter, SortField};
 
 use super::window_aggregate::{Spec, means};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, RowsFrame};
+use crate::expr::{AggFunc, WindowFrame};
+use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::evaluate_array;
 
 impl Spec<'_> {
-    /// Each row with the aggregate of the rows of its ROWS `frame`.
-    pub fn framed(&self, frame: RowsFrame) -> Result<Vec<RecordBatch>> {
+    /// Each row with the aggregate of the rows of its frame: `frame`,
+    /// whose rows are `bounds` ([`frame_bounds`]).
+    pub fn framed(
+        &self,
+        frame: WindowFrame,
+        bounds: &[(usize, usize)],
+    ) -> Result<Vec<RecordBatch>> {
+        let frame = Frames { frame, bounds };
         let in_order = |a: &ArrayRef| -> Result<ArrayRef> {
             Ok(take(a, &UInt32Array::from(self.order.to_vec()), None)?)
         };
@@ -77,7 +87,7 @@ impl Spec<'_> {
             }
             other => {
                 return Err(SlothError::unsupported(format!(
-                    "{}() over a ROWS frame (sum, count, min, max and avg are supported)",
+                    "{}() over a window frame (sum, count, min, max and avg are supported)",
                     other.name()
                 )));
             }
@@ -87,12 +97,83 @@ impl Spec<'_> {
     }
 }
 
+/// A frame and its rows: `bounds[i]` is the positions `lo..hi` (in
+/// window order) of the frame of the row at position `i`.
+#[derive(Clone, Copy)]
+struct Frames<'a> {
+    frame: WindowFrame,
+    bounds: &'a [(usize, usize)],
+}
+
+/// Each row's frame as positions `lo..hi` in window order (`order`,
+/// partition `g` at `starts[g]..starts[g + 1]`): `peers` says whether two
+/// rows of `all` tie in the window order, and a RANGE frame with an offset
+/// reads the one order key of `order_by`.
+pub(super) fn frame_bounds(
+    frame: WindowFrame,
+    all: &RecordBatch,
+    order_by: &[(PhysicalExpr, arrow::compute::SortOptions)],
+    (starts, order): (&[usize], &[u32]),
+    peers: &dyn Fn(u32, u32) -> bool,
+) -> Result<Vec<(usize, usize)>> {
+    let (keys, offsets) = match (frame.needs_key_values(), order_by) {
+        (true, [(key, options)]) => {
+            let key = evaluate_array(key, all)?;
+            let offset = |o: Option<crate::expr::FrameOffset>| {
+                o.map_or(Ok(0.0), |o| o.in_units_of(key.data_type()))
+            };
+            let offsets = (offset(frame.start)?, offset(frame.end)?);
+            let sign = if options.descending { -1.0 } else { 1.0 };
+            let numbers = as_numbers(&key)?;
+            let keys: Vec<Option<f64>> = numbers.iter().map(|v| v.map(|v| sign * v)).collect();
+            (keys, offsets)
+        }
+        (true, _) => {
+            return Err(SlothError::plan(format!(
+                "'{frame}' needs exactly one ORDER BY key"
+            )));
+        }
+        (false, _) => (Vec::new(), (0.0, 0.0)),
+    };
+    let mut bounds = Vec::with_capacity(order.len());
+    for w in starts.windows(2) {
+        let (first, segment) = (w[0], &order[w[0]..w[1]]);
+        let peer = |k: usize| peers(segment[k - 1], segment[k]);
+        let key = |k: usize| keys.get(segment[k] as usize).copied().flatten();
+        let local = frame.partition_bounds(segment.len(), peer, key, offsets);
+        bounds.extend(local.into_iter().map(|(lo, hi)| (first + lo, first + hi)));
+    }
+    Ok(bounds)
+}
+
+/// A numeric, DATE or TIMESTAMP column as numbers (days, or the
+/// timestamp's unit), for RANGE frames.
+fn as_numbers(key: &ArrayRef) -> Result<arrow::array::Float64Array> {
+    let integral = match key.data_type() {
+        DataType::Date32 => Some(DataType::Int32),
+        DataType::Timestamp(..) => Some(DataType::Int64),
+        t if t.is_numeric() => None,
+        t => {
+            return Err(SlothError::plan(format!(
+                "a RANGE frame with an offset needs a numeric, DATE or TIMESTAMP order key, not {t}"
+            )));
+        }
+    };
+    let key = match integral {
+        Some(t) => cast(key, &t)?,
+        None => key.clone(),
+    };
+    Ok(cast(&key, &DataType::Float64)?
+        .as_primitive::<arrow::datatypes::Float64Type>()
+        .clone())
+}
+
 /// `func` (sum, min or max) folded over each row's frame of `values` (in
 /// window order; partition `g` at `starts[g]..starts[g + 1]`), nulls
 /// skipped; null where the frame holds no value. Numbers fold their
 /// values; min and max of other types (strings) fold row indices, compared
 /// as arrow rows.
-fn fold(values: &ArrayRef, starts: &[usize], frame: RowsFrame, func: AggFunc) -> Result<ArrayRef> {
+fn fold(values: &ArrayRef, starts: &[usize], frame: Frames<'_>, func: AggFunc) -> Result<ArrayRef> {
     downcast_primitive_array!(
         values => Ok(Arc::new(match func {
             AggFunc::Min => fold_values(values, starts, frame, |a, b| if b < a { b } else { a }),
@@ -113,7 +194,7 @@ fn fold(values: &ArrayRef, starts: &[usize], frame: RowsFrame, func: AggFunc) ->
             Ok(take(values, &picks, None)?)
         }
         t => Err(SlothError::unsupported(format!(
-            "{}() of {t} over a ROWS frame",
+            "{}() of {t} over a window frame",
             func.name()
         )))
     )
@@ -122,7 +203,7 @@ fn fold(values: &ArrayRef, starts: &[usize], frame: RowsFrame, func: AggFunc) ->
 fn fold_values<T: ArrowPrimitiveType>(
     values: &PrimitiveArray<T>,
     starts: &[usize],
-    frame: RowsFrame,
+    frame: Frames<'_>,
     op: impl Fn(T::Native, T::Native) -> T::Native,
 ) -> PrimitiveArray<T> {
     let get = |j: usize| values.is_valid(j).then(|| values.value(j));
@@ -137,7 +218,7 @@ fn fold_values<T: ArrowPrimitiveType>(
 fn fold_positions<A: Copy>(
     len: usize,
     starts: &[usize],
-    frame: RowsFrame,
+    frame: Frames<'_>,
     get: impl Fn(usize) -> Option<A>,
     op: impl Fn(A, A) -> A,
 ) -> Vec<Option<A>> {
@@ -149,12 +230,10 @@ fn fold_positions<A: Copy>(
     let mut out: Vec<Option<A>> = vec![None; len];
     for w in starts.windows(2) {
         let (first, end) = (w[0], w[1]);
-        // Row i's frame, as positions lo..hi, cut to the partition.
-        let at =
-            |i: usize, offset: isize| (i as isize + offset).clamp(first as isize, end as isize);
-        let lo = |i: usize| frame.start.map_or(first, |o| at(i, o) as usize);
-        let hi = |i: usize| frame.end.map_or(end, |o| at(i, o + 1) as usize);
-        match (frame.start, frame.end) {
+        // Row i's frame, as positions lo..hi.
+        let lo = |i: usize| frame.bounds[i].0;
+        let hi = |i: usize| frame.bounds[i].1;
+        match (frame.frame.start, frame.frame.end) {
             (None, _) => {
                 let (mut acc, mut upto) = (None, first);
                 for (i, slot) in out[first..end].iter_mut().enumerate() {
@@ -198,7 +277,17 @@ mod tests {
         func: AggFunc,
     ) -> Vec<Option<i64>> {
         let a: ArrayRef = Arc::new(Int64Array::from(values.to_vec()));
-        let out = fold(&a, starts, RowsFrame { start, end }, func).unwrap();
+        let frame = WindowFrame::rows(start, end);
+        let mut bounds = Vec::new();
+        for w in starts.windows(2) {
+            let local = frame.partition_bounds(w[1] - w[0], |_| false, |_| None, (0.0, 0.0));
+            bounds.extend(local.into_iter().map(|(lo, hi)| (w[0] + lo, w[0] + hi)));
+        }
+        let frames = Frames {
+            frame,
+            bounds: &bounds,
+        };
+        let out = fold(&a, starts, frames, func).unwrap();
         out.as_primitive::<Int64Type>().iter().collect()
     }
 

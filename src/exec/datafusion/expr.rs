@@ -12,7 +12,9 @@ use datafusion::logical_expr::{
 use super::df_error;
 use super::plan::{Scope, Translator};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, Expr, FramePick, Operator, RowsFrame, SortKey, WindowFunc};
+use crate::expr::{
+    AggFunc, Expr, FrameOffset, FramePick, FrameUnits, Operator, SortKey, WindowFunc,
+};
 use crate::functions;
 
 fn untranslatable(what: impl std::fmt::Display) -> SlothError {
@@ -214,10 +216,7 @@ impl Translator<'_> {
                 (DfExpr::from(WindowFunction::new(udwf(name)?, args)), None)
             }
             WindowFunc::Aggregate(agg) => {
-                let whole = RowsFrame {
-                    start: None,
-                    end: None,
-                };
+                let whole = crate::expr::WindowFrame::rows(None, None);
                 (self.window_aggregate(agg, args)?, Some(whole))
             }
             WindowFunc::FramedAggregate(agg, frame) => {
@@ -239,7 +238,7 @@ impl Translator<'_> {
         };
         let mut builder = call.partition_by(partition_by).order_by(order_by);
         if let Some(frame) = frame {
-            builder = builder.window_frame(rows_frame(frame));
+            builder = builder.window_frame(window_frame(frame));
         }
         builder.build().map_err(df_error)
     }
@@ -256,22 +255,39 @@ impl Translator<'_> {
     }
 }
 
-/// sloth's `ROWS BETWEEN` frame.
-fn rows_frame(frame: RowsFrame) -> WindowFrame {
-    let bound = |offset: Option<isize>, unbounded_preceding: bool| match offset {
-        None if unbounded_preceding => WindowFrameBound::Preceding(DfScalar::UInt64(None)),
-        None => WindowFrameBound::Following(DfScalar::UInt64(None)),
-        Some(0) => WindowFrameBound::CurrentRow,
-        Some(n) if n < 0 => {
-            WindowFrameBound::Preceding(DfScalar::UInt64(Some(n.unsigned_abs() as u64)))
+/// sloth's frame as DataFusion's (which coerces the offsets to the order
+/// key's type).
+fn window_frame(frame: crate::expr::WindowFrame) -> WindowFrame {
+    let bound = |offset: Option<FrameOffset>, unbounded_preceding: bool| {
+        let (preceding, value) = match offset {
+            None if unbounded_preceding => {
+                return WindowFrameBound::Preceding(DfScalar::UInt64(None));
+            }
+            None => return WindowFrameBound::Following(DfScalar::UInt64(None)),
+            Some(FrameOffset::Count(0)) => return WindowFrameBound::CurrentRow,
+            Some(FrameOffset::Count(n)) => (n < 0, DfScalar::UInt64(Some(n.unsigned_abs() as u64))),
+            Some(FrameOffset::Value(v)) => (v < 0.0, DfScalar::Float64(Some(v.abs()))),
+            Some(FrameOffset::Interval { days, nanos }) => {
+                (
+                    days < 0 || nanos < 0,
+                    DfScalar::IntervalMonthDayNano(Some(
+                        arrow::datatypes::IntervalMonthDayNano::new(0, days.abs(), nanos.abs()),
+                    )),
+                )
+            }
+        };
+        if preceding {
+            WindowFrameBound::Preceding(value)
+        } else {
+            WindowFrameBound::Following(value)
         }
-        Some(n) => WindowFrameBound::Following(DfScalar::UInt64(Some(n as u64))),
     };
-    WindowFrame::new_bounds(
-        WindowFrameUnits::Rows,
-        bound(frame.start, true),
-        bound(frame.end, false),
-    )
+    let units = match frame.units {
+        FrameUnits::Rows => WindowFrameUnits::Rows,
+        FrameUnits::Groups => WindowFrameUnits::Groups,
+        FrameUnits::Range => WindowFrameUnits::Range,
+    };
+    WindowFrame::new_bounds(units, bound(frame.start, true), bound(frame.end, false))
 }
 
 fn operator(op: Operator) -> DfOp {

@@ -10,9 +10,10 @@ use super::aggregates::RowAcc;
 use super::expr::eval;
 use super::value::{Row, Value};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, WindowFunc};
+use crate::expr::{AggFunc, FrameOffset, WindowFrame, WindowFunc};
 use crate::physical::{AggregateExpr, Stage, join_outputs};
 use crate::physical_expr::PhysicalExpr;
+use crate::physical_expr::eval::evaluate_array;
 use crate::plan::JoinType;
 
 /// A tuple-at-a-time operator.
@@ -495,8 +496,10 @@ impl RowOperator for WindowOp {
                         .find(|o| o.is_ne());
                 p.unwrap_or_else(|| cmp_order(&a.1, &b.1))
             });
+            let peers = |a: &Row, b: &Row| cmp_order(a, b).is_eq();
             if let WindowFunc::FramedAggregate(func, frame) = self.func {
-                self.output = Some(self.aggregate_frames(func, frame, keyed)?.into_iter());
+                let bounds = self.frame_bounds(frame, &keyed, &peers)?;
+                self.output = Some(self.aggregate_frames(func, &bounds, keyed)?.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
             if let WindowFunc::Aggregate(func) = self.func {
@@ -505,8 +508,12 @@ impl RowOperator for WindowOp {
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
             if let WindowFunc::Value(pick, frame) = self.func {
-                let peers = |a: &Row, b: &Row| cmp_order(a, b).is_eq();
-                self.output = Some(self.frame_values(pick, frame, keyed, &peers)?.into_iter());
+                let bounds = match frame {
+                    Some(frame) => Some(self.frame_bounds(frame, &keyed, &peers)?),
+                    None => None,
+                };
+                let frames = (bounds.as_deref(), &peers as &Peers<'_>);
+                self.output = Some(self.frame_values(pick, frames, keyed)?.into_iter());
                 return Ok(self.output.as_mut().and_then(|o| o.next()));
             }
             if self.func.is_distribution() {
@@ -583,6 +590,9 @@ impl RowOperator for WindowOp {
 /// (partition, order, row).
 type KeyedRow = (Row, Row, Row);
 
+/// Whether two rows' order keys tie.
+type Peers<'a> = dyn Fn(&Row, &Row) -> bool + 'a;
+
 /// `percent_rank`, `cume_dist` or `ntile` (`func`) of each row of `keyed`
 /// (partition, order keys, row; sorted), appended to the row: a row's
 /// partition is the run of rows with its partition values, its peers the
@@ -622,58 +632,91 @@ fn distribution_rows(
 }
 
 impl WindowOp {
-    /// Each row of `keyed` (sorted by partition, then order) with the
-    /// aggregate of the rows of its ROWS `frame`: a fresh aggregate state
-    /// per row over its frame's rows.
+    /// Each row's `frame` in `keyed` (sorted by partition, then order), as
+    /// positions `lo..hi`; `peers` says whether two rows' order keys tie.
+    fn frame_bounds(
+        &self,
+        frame: WindowFrame,
+        keyed: &[KeyedRow],
+        peers: &dyn Fn(&Row, &Row) -> bool,
+    ) -> Result<Vec<(usize, usize)>> {
+        let offsets = match (frame.needs_key_values(), self.order_by.as_slice()) {
+            (false, _) => (0.0, 0.0),
+            (true, [(key, _)]) => {
+                // The key's type: the key evaluated over no rows.
+                let none = RecordBatch::new_empty(self.schema.clone());
+                let key_type = evaluate_array(key, &none)?.data_type().clone();
+                let offset =
+                    |o: Option<FrameOffset>| o.map_or(Ok(0.0), |o| o.in_units_of(&key_type));
+                (offset(frame.start)?, offset(frame.end)?)
+            }
+            (true, _) => {
+                return Err(SlothError::plan(format!(
+                    "'{frame}' needs exactly one ORDER BY key"
+                )));
+            }
+        };
+        let descending = self.order_by.first().is_some_and(|(_, o)| o.descending);
+        let sign = if descending { -1.0 } else { 1.0 };
+        let mut bounds = Vec::with_capacity(keyed.len());
+        for (start, end) in partitions(keyed) {
+            let part = &keyed[start..end];
+            let peer = |k: usize| peers(&part[k - 1].1, &part[k].1);
+            let key = |k: usize| match part[k].1.first()? {
+                Value::Date(days) => Some(sign * f64::from(*days)),
+                v => v.as_f64().map(|v| sign * v),
+            };
+            let local = frame.partition_bounds(part.len(), peer, key, offsets);
+            bounds.extend(local.into_iter().map(|(lo, hi)| (start + lo, start + hi)));
+        }
+        Ok(bounds)
+    }
+
+    /// Each row of `keyed` with the aggregate of the rows of its frame,
+    /// positions `bounds` ([`Self::frame_bounds`]): a fresh aggregate
+    /// state per row over its frame's rows.
     fn aggregate_frames(
         &self,
         func: AggFunc,
-        frame: crate::expr::RowsFrame,
+        bounds: &[(usize, usize)],
         keyed: Vec<(Row, Row, Row)>,
     ) -> Result<Vec<Row>> {
         let mut out = Vec::with_capacity(keyed.len());
-        for (start, end) in partitions(&keyed) {
-            let bound = |i: usize, offset: isize| {
-                (i as isize + offset).clamp(start as isize, end as isize) as usize
-            };
-            for i in start..end {
-                let lo = frame.start.map_or(start, |o| bound(i, o));
-                let hi = frame.end.map_or(end, |o| bound(i, o + 1));
-                let mut acc = RowAcc::new(func, false);
-                for (_, _, row) in &keyed[lo..hi.max(lo)] {
-                    self.update(&mut acc, row)?;
-                }
-                let mut r = keyed[i].2.clone();
-                r.push(acc.finish());
-                out.push(r);
+        for (i, &(lo, hi)) in bounds.iter().enumerate() {
+            let mut acc = RowAcc::new(func, false);
+            for (_, _, row) in &keyed[lo..hi.max(lo)] {
+                self.update(&mut acc, row)?;
             }
+            let mut r = keyed[i].2.clone();
+            r.push(acc.finish());
+            out.push(r);
         }
         Ok(out)
     }
 
     /// Each row of `keyed` (sorted by partition, then order) with the value
-    /// of the row `pick` chooses from its frame: the ROWS `frame`, or the
-    /// partition's start to the row's last peer (rows whose order keys
-    /// `peers` calls equal).
+    /// of the row `pick` chooses from its frame: its explicit frame's
+    /// positions if any ([`Self::frame_bounds`]), else the partition's
+    /// start to the row's last peer (rows whose order keys `peers` calls
+    /// equal).
     fn frame_values(
         &self,
         pick: crate::expr::FramePick,
-        frame: Option<crate::expr::RowsFrame>,
+        (bounds, peers): (Option<&[(usize, usize)]>, &Peers<'_>),
         keyed: Vec<(Row, Row, Row)>,
-        peers: &dyn Fn(&Row, &Row) -> bool,
     ) -> Result<Vec<Row>> {
         let mut out = Vec::with_capacity(keyed.len());
         for (start, end) in partitions(&keyed) {
             let len = end - start;
             for k in 0..len {
-                let (lo, hi) = match frame {
-                    Some(frame) => frame.bounds(k, len),
+                let (lo, hi) = match bounds {
+                    Some(b) => (b[start + k].0 - start, b[start + k].1 - start),
                     None => {
                         let mut hi = k;
                         while hi + 1 < len && peers(&keyed[start + k].1, &keyed[start + hi + 1].1) {
                             hi += 1;
                         }
-                        (0, hi)
+                        (0, hi + 1)
                     }
                 };
                 let values = |i: usize| eval(&self.args[0], &keyed[start + i].2, &self.schema);
