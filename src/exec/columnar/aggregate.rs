@@ -430,7 +430,9 @@ impl Spec<'_> {
     /// as they have so far, over the rows a thread can expect (the input's
     /// rows times the scan filter's selectivity, over the threads). A table
     /// of 10M groups otherwise copies itself at every doubling, into fresh
-    /// pages the kernel must zero.
+    /// pages the kernel must zero. The tables grow only as far as the
+    /// query's memory allows for the groups expected; past that they grow
+    /// by doubling, reserving as they go, until the aggregate spills.
     fn reserve_after_split(&self, p: &mut Partial) {
         let total: usize = self.input.units.iter().map(|u| u.num_rows()).sum();
         let kept = self.input.filter.selectivity().unwrap_or(1.0);
@@ -441,6 +443,18 @@ impl Spec<'_> {
         }
         let expected = (groups as f64 * per_thread / p.rows_seen as f64).min(per_thread);
         let more = (expected as usize).saturating_sub(groups) / PARTITIONS;
+        // The tables' size grows with their groups.
+        let tables: usize = (p.parts.iter().filter_map(|part| part.table.as_ref()))
+            .map(GroupTable::memory_size)
+            .sum();
+        let projected = tables as f64 * expected / groups.max(1) as f64;
+        let state = expected as usize * STATE_BYTES_PER_GROUP * self.aggs.len();
+        if p.reservation
+            .try_resize(projected as usize + state)
+            .is_err()
+        {
+            return;
+        }
         for part in &mut p.parts {
             if let Some(t) = &mut part.table {
                 t.reserve(more);
