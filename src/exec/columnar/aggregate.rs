@@ -311,7 +311,7 @@ impl Spec<'_> {
             p.parts = self.split(whole)?;
             // Group ids are now per partition.
             p.by_code = None;
-            self.reserve_after_split(p);
+            self.reserve_after_split(p)?;
         }
         Ok(())
     }
@@ -432,14 +432,17 @@ impl Spec<'_> {
     /// of 10M groups otherwise copies itself at every doubling, into fresh
     /// pages the kernel must zero. The tables grow only as far as the
     /// query's memory allows for the groups expected; past that they grow
-    /// by doubling, reserving as they go, until the aggregate spills.
-    fn reserve_after_split(&self, p: &mut Partial) {
+    /// by doubling, reserving as they go. Should not even half the groups
+    /// expected fit, the aggregate fails with [`SlothError::MemoryLimit`]
+    /// at once, to spill before it has filled the memory in vain (a wrong
+    /// guess only costs a spill that was not needed).
+    fn reserve_after_split(&self, p: &mut Partial) -> Result<()> {
         let total: usize = self.input.units.iter().map(|u| u.num_rows()).sum();
         let kept = self.input.filter.selectivity().unwrap_or(1.0);
         let per_thread = (total as f64 * kept) / rayon::current_num_threads().max(1) as f64;
         let groups: usize = p.parts.iter().map(table_len).sum();
         if p.rows_seen == 0 || per_thread <= p.rows_seen as f64 {
-            return;
+            return Ok(());
         }
         let expected = (groups as f64 * per_thread / p.rows_seen as f64).min(per_thread);
         let more = (expected as usize).saturating_sub(groups) / PARTITIONS;
@@ -449,17 +452,19 @@ impl Spec<'_> {
             .sum();
         let projected = tables as f64 * expected / groups.max(1) as f64;
         let state = expected as usize * STATE_BYTES_PER_GROUP * self.aggs.len();
-        if p.reservation
-            .try_resize(projected as usize + state)
-            .is_err()
-        {
-            return;
+        let need = projected as usize + state;
+        if let Err(e) = p.reservation.try_resize(need) {
+            return match p.reservation.try_resize(need / 2) {
+                Ok(()) => Ok(()),
+                Err(_) => Err(e),
+            };
         }
         for part in &mut p.parts {
             if let Some(t) = &mut part.table {
                 t.reserve(more);
             }
         }
+        Ok(())
     }
 
     /// Adds the groups of `theirs` whose hash falls in `partition` (all when
