@@ -433,9 +433,10 @@ impl Spec<'_> {
     /// pages the kernel must zero. The tables grow only as far as the
     /// query's memory allows for the groups expected; past that they grow
     /// by doubling, reserving as they go. Should not even half the groups
-    /// expected fit, the aggregate fails with [`SlothError::MemoryLimit`]
-    /// at once, to spill before it has filled the memory in vain (a wrong
-    /// guess only costs a spill that was not needed).
+    /// expected of all threads fit the limit, the aggregate fails with
+    /// [`SlothError::MemoryLimit`] at once, to spill before it has filled
+    /// the memory in vain (a wrong guess only costs a spill that was not
+    /// needed).
     fn reserve_after_split(&self, p: &mut Partial) -> Result<()> {
         let total: usize = self.input.units.iter().map(|u| u.num_rows()).sum();
         let kept = self.input.filter.selectivity().unwrap_or(1.0);
@@ -453,11 +454,20 @@ impl Spec<'_> {
         let projected = tables as f64 * expected / groups.max(1) as f64;
         let state = expected as usize * STATE_BYTES_PER_GROUP * self.aggs.len();
         let need = projected as usize + state;
-        if let Err(e) = p.reservation.try_resize(need) {
-            return match p.reservation.try_resize(need / 2) {
-                Ok(()) => Ok(()),
-                Err(_) => Err(e),
-            };
+        // Every thread is expected to need as much: judged against the
+        // limit, not against what the other threads hold so far, so that
+        // the choice does not depend on which thread splits first.
+        let all = need.saturating_mul(rayon::current_num_threads().max(1));
+        let limit = self.budget.pool.limit();
+        if all / 2 > limit {
+            return Err(SlothError::MemoryLimit(format!(
+                "hash aggregate: its groups are expected to need about {}, over the limit of {}",
+                crate::memory::format_bytes(all as u64),
+                crate::memory::format_bytes(limit as u64)
+            )));
+        }
+        if p.reservation.try_resize(need).is_err() {
+            return Ok(());
         }
         for part in &mut p.parts {
             if let Some(t) = &mut part.table {

@@ -9,6 +9,7 @@ use arrow::array::UInt32Array;
 use arrow::compute::take_record_batch;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, SortField};
+use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::memory::{SpillDir, SpillFile, SpillWriter};
@@ -61,22 +62,24 @@ pub fn partition_to_disk(
             let q = (state.hash_one(row.as_ref()) >> 32) as usize % SPILL_PARTITIONS;
             indices[q].push(i as u32);
         }
-        for (q, rows) in indices.iter_mut().enumerate() {
-            if rows.is_empty() {
-                continue;
-            }
-            // The indices move into the array; the next batch starts afresh.
-            let rows = UInt32Array::from(std::mem::take(rows));
-            let writer = match &mut writers[q] {
-                Some(w) => w,
-                slot => slot.insert(spill.writer(&batch.schema())?),
-            };
-            writer.write(&take_record_batch(
-                &batch,
-                &UInt32Array::from(rows.clone()),
-            )?)?;
-        }
-        Ok(())
+        // The partitions' rows are gathered, compressed and written in
+        // parallel: each file has a writer of its own.
+        let schema = batch.schema();
+        writers
+            .par_iter_mut()
+            .zip(indices.par_iter_mut())
+            .try_for_each(|(slot, rows)| -> Result<()> {
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                // The indices move into the array; the next batch starts afresh.
+                let rows = UInt32Array::from(std::mem::take(rows));
+                let writer = match slot {
+                    Some(w) => w,
+                    slot => slot.insert(spill.writer(&schema)?),
+                };
+                writer.write(&take_record_batch(&batch, &rows)?)
+            })
     })?;
     writers
         .into_iter()
