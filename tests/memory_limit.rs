@@ -130,14 +130,21 @@ fn joins_whose_build_side_outgrows_the_limit_partition_to_disk() {
     let temp = tempfile::tempdir().unwrap();
     let free = context(None, dir.path(), temp.path());
     let tight = context(Some("1MiB"), dir.path(), temp.path());
-    let mut spilled = 0;
+    let (mut spilled, mut from_scans) = (0, 0);
     for sql in JOINS {
         assert!(assert_agrees(&free, &tight, sql) > 100, "{sql}");
         let profile = tight.sql(sql).unwrap().profile().unwrap();
         spilled += usize::from(!profile.contains("nothing spilled"));
+        from_scans += usize::from(profile.contains("partitioned to disk from their scans"));
     }
     // Those whose build side is all of `d` (the others build on few rows).
     assert!(spilled >= 6, "{spilled} of the joins spilled");
+    // Where both sides are scans and the build scan is expected to exceed
+    // the limit, neither is read into memory before partitioning.
+    assert!(
+        from_scans >= 1,
+        "{from_scans} joins went to disk from their scans"
+    );
     assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
 }
 

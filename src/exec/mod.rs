@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use arrow::record_batch::RecordBatch;
 
 use crate::config::{Device, SessionConfig};
-use crate::error::Result;
+use crate::error::{Result, SlothError};
 use crate::memory::{MemoryPool, SpillDir};
 use crate::physical::PhysicalPlan;
 
@@ -558,6 +558,47 @@ fn run_node(
         } else {
             ((left, left_keys, left_id), (right, right_keys, right_id))
         };
+        let spec = columnar::JoinSpec {
+            left_keys,
+            right_keys,
+            how: *how,
+            build_side: if stream_left {
+                crate::physical::BuildSide::Right
+            } else {
+                crate::physical::BuildSide::Left
+            },
+            filter: filter.as_ref(),
+            output: (output.as_deref(), schema),
+            budget: ctx.budget(),
+        };
+        // A scan too large to build on goes to disk with the other side,
+        // without being read into memory first.
+        if let Some(why) = too_large_to_build(built, ctx)
+            && let (Some(build), Some(probe)) = (ctx.morsels(built)?, ctx.morsels(streamed)?)
+        {
+            let start = Instant::now();
+            let out = columnar::hash_join_from_disk(
+                (&build, built.schema()),
+                (&probe, streamed.schema()),
+                !stream_left,
+                &spec,
+                why,
+            )?;
+            let elapsed = start.elapsed();
+            let read =
+                |m: &columnar::MorselInput| m.rows.load(std::sync::atomic::Ordering::Relaxed);
+            record_fused(built, ctx, &mut built_id.clone(), depth + 1, read(&build));
+            record_fused(
+                streamed,
+                ctx,
+                &mut streamed_id.clone(),
+                depth + 1,
+                read(&probe),
+            );
+            let note = "both sides partitioned to disk from their scans".to_string();
+            ctx.record(id, depth, plan, &out, elapsed, note);
+            return Ok((out, elapsed));
+        }
         let (built_batches, built_time) = run(built, ctx, &mut built_id.clone(), depth + 1)?;
         let built_rows: usize = built_batches.iter().map(|b| b.num_rows()).sum();
         if built_rows <= estimate
@@ -573,19 +614,6 @@ fn run_node(
                 batches: vec![],
                 schema: streamed.schema(),
                 keys: streamed_keys,
-            };
-            let spec = columnar::JoinSpec {
-                left_keys,
-                right_keys,
-                how: *how,
-                build_side: if stream_left {
-                    crate::physical::BuildSide::Right
-                } else {
-                    crate::physical::BuildSide::Left
-                },
-                filter: filter.as_ref(),
-                output: (output.as_deref(), schema),
-                budget: ctx.budget(),
             };
             let (out, key_filter) =
                 columnar::hash_join_streaming(build, (&mut morsels, probe), !stream_left, &spec)?;
@@ -669,6 +697,27 @@ fn streamable_rows(plan: &PhysicalPlan) -> Option<usize> {
         PhysicalPlan::Pipeline { input, .. } => streamable_rows(input),
         _ => None,
     }
+}
+
+/// Why a join should not build on the scan `plan`: its rows, as the
+/// planner expects them, and the hash table over them would take more than
+/// the whole memory limit. `None` when they are expected to fit (or
+/// nothing is known of them).
+fn too_large_to_build(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<SlothError> {
+    let rows = streamable_rows(plan)?;
+    // Bytes a row takes in memory; variable-width values reckoned at 24.
+    let width: usize = (plan.schema().fields().iter())
+        .map(|f| f.data_type().primitive_width().unwrap_or(24))
+        .sum();
+    let need = rows.saturating_mul(width + columnar::BUILD_BYTES_PER_ROW);
+    let limit = ctx.budget().pool.limit();
+    (need > limit).then(|| {
+        SlothError::MemoryLimit(format!(
+            "hash join: its build side is expected to need about {}, over the limit of {}",
+            crate::memory::format_bytes(need as u64),
+            crate::memory::format_bytes(limit as u64)
+        ))
+    })
 }
 
 /// True when an operator should be offered to the GPU path: a group-by or

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::join_build::{BuildTable, NONE};
 use super::join_filter::{BuildKeys, KeyMatchFilter};
 use super::{Budget, MorselInput};
-use crate::error::Result;
+use crate::error::{Result, SlothError};
 use crate::exec::rows_memory_size;
 use crate::kernels::hash_table::KeyEncoder;
 use crate::physical::{BuildSide, join_outputs};
@@ -379,10 +379,14 @@ pub struct JoinSpec<'a> {
     pub budget: Budget<'a>,
 }
 
+/// Bytes a build side's hash table takes per row beside the row itself:
+/// the hash, the chain link, the table slot and the matched flag.
+pub const BUILD_BYTES_PER_ROW: usize = 32;
+
 /// Bytes a build side of `batches` takes: its rows copied into one batch,
-/// and per row the hash, the chain link, the table slot and the matched flag.
+/// and [`BUILD_BYTES_PER_ROW`] more per row.
 pub(super) fn build_memory(batches: &[RecordBatch]) -> usize {
-    rows_memory_size(batches) + row_count(batches) * 32
+    rows_memory_size(batches) + row_count(batches) * BUILD_BYTES_PER_ROW
 }
 
 /// Joins `left` and `right` on equal keys, both materialized. A build side
@@ -515,6 +519,27 @@ pub fn hash_join_streaming(
     let mut out: Vec<RecordBatch> = parts.into_iter().flatten().collect();
     out.extend(table.finish()?);
     Ok((out, key_filter.map(|f| f.counts())))
+}
+
+/// Joins two scans whose build side is expected to outgrow the query's
+/// memory (`why` says by how much) as a grace hash join from the start:
+/// both scans stream straight into spill files, and the build side is
+/// never held whole. `build_is_left` says which scan `build` reads.
+pub fn hash_join_from_disk(
+    (build, build_schema): (&MorselInput, SchemaRef),
+    (probe, probe_schema): (&MorselInput, SchemaRef),
+    build_is_left: bool,
+    spec: &JoinSpec<'_>,
+    why: SlothError,
+) -> Result<Vec<RecordBatch>> {
+    let read_build = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| build.for_each_ordered(emit);
+    let read_probe = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| probe.for_each_ordered(emit);
+    let (readers, schemas): ([super::spill_partition::Reader<'_>; 2], _) = if build_is_left {
+        ([&read_build, &read_probe], [build_schema, probe_schema])
+    } else {
+        ([&read_probe, &read_build], [probe_schema, build_schema])
+    };
+    super::join_spill::grace_join(readers, schemas, spec, (0, why))
 }
 
 fn indices(idx: &[u32]) -> UInt32Array {

@@ -19,7 +19,10 @@ use crate::error::Result;
 use crate::physical::PhysicalPlan;
 
 pub use aggregate::{Aggregated, SPLIT_GROUPS, hash_aggregate};
-pub use join::{JoinSide, JoinSpec, cross_join, hash_join, hash_join_streaming};
+pub use join::{
+    BUILD_BYTES_PER_ROW, JoinSide, JoinSpec, cross_join, hash_join, hash_join_from_disk,
+    hash_join_streaming,
+};
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
