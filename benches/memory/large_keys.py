@@ -16,11 +16,13 @@ permutation of 0..JOIN_ROWS, so the join matches every row once.
 """
 import argparse
 import pathlib
-import subprocess
 import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "benches" / "memory"))
+# The engines' runners, shared with the TPC-H suite.
+from tpch_limit import DUCKDB, POLARS, timed  # noqa: E402
 
 # Multipliers coprime with the key counts, so that (i * M) % n is a
 # permutation of 0..n: every key occurs, in an order with no locality.
@@ -32,25 +34,6 @@ QUERIES = {
     "join": "select count(*) as n, sum(l.a) as a, sum(r.b) as b, sum((l.a * 3 + r.b) % 1000) as mixed "
     "from left_rows l join right_rows r on l.id = r.id",
 }
-
-DUCKDB = """
-import duckdb, pathlib, sys
-data, limit, query, out = sys.argv[1:5]
-con = duckdb.connect()
-if limit != 'none':
-    con.execute(f"SET memory_limit = '{limit}'")
-for f in sorted(pathlib.Path(data).glob('*.parquet')):
-    con.execute(f"create view {f.stem} as select * from read_parquet('{f}')")
-con.sql(open(query).read()).write_csv(out)
-"""
-
-POLARS = """
-import polars as pl, pathlib, sys
-data, limit, query, out = sys.argv[1:5]
-tables = {f.stem: pl.scan_parquet(f) for f in pathlib.Path(data).glob('*.parquet')}
-ctx = pl.SQLContext(tables)
-ctx.execute(open(query).read()).collect(engine='streaming').write_csv(out)
-"""
 
 
 def make(out: pathlib.Path, keys: int, join_rows: int) -> None:
@@ -70,16 +53,6 @@ def make(out: pathlib.Path, keys: int, join_rows: int) -> None:
             f"copy (select (i * {m}) % {join_rows} as id, i % 997 as {col} from range({join_rows}) t(i)) "
             f"to '{out / (name + '.parquet')}' (format parquet)"
         )
-
-
-def timed(cmd):
-    """Runs `cmd`; returns (seconds, peak RSS in MB) or (None, the error)."""
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + cmd, capture_output=True, text=True)
-    lines = r.stderr.strip().splitlines()
-    if r.returncode != 0:
-        return None, (lines[-2] if len(lines) > 1 else "".join(lines))[:100]
-    secs, kb = lines[-1].split()
-    return float(secs), int(kb) / 1024
 
 
 def answer(path: pathlib.Path) -> list[float]:
