@@ -633,46 +633,79 @@ fn spilling_aggregate(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<A
         return first;
     }
     drop(first);
-    let too_large = |why: String| {
-        SlothError::MemoryLimit(format!(
-            "hash aggregate: the groups of one key range still do not fit after \
-             {MAX_SPILL_LEVELS} levels of partitioning: {why}"
-        ))
-    };
-    let partition = |read: Reader<'_>, level| {
-        let files = partition_to_disk(read, spec.keys, spec.budget.spill, level)?;
-        Ok::<_, SlothError>(files.into_iter().flatten().map(move |f| (f, level + 1)))
-    };
     let mut queue: Vec<(SpillFile, u32)> =
-        partition(&|emit| input.for_each_ordered(emit), 0)?.collect();
+        partition_files(&|emit| input.for_each_ordered(emit), spec, 0)?;
     let mut out = Aggregated {
         batches: vec![],
         rows_by_code: 0,
     };
-    while let Some((file, level)) = queue.pop() {
-        // The file's rows are held while their groups are built.
-        let mut rows = spec.budget.pool.reservation("hash aggregate");
-        if let Err(e) = rows.try_grow(file.memory_size()) {
-            if level >= MAX_SPILL_LEVELS {
-                return Err(too_large(e.to_string()));
+    // The files hold disjoint groups: as many as there are threads are
+    // aggregated at once, each mostly on a thread of its own, which spares
+    // the per-thread tables of one file and their merge.
+    while !queue.is_empty() {
+        let round = queue.split_off(queue.len().saturating_sub(rayon::current_num_threads()));
+        let done: Vec<Result<SpilledFile>> = round
+            .into_par_iter()
+            .map(|(file, level)| aggregate_file(file, level, spec))
+            .collect();
+        for file in done {
+            match file? {
+                SpilledFile::Aggregated(batches) => out.batches.extend(batches),
+                SpilledFile::Partitioned(files) => queue.extend(files),
             }
-            queue.extend(partition(&|emit| read_file(&file, emit), level)?);
-            continue;
-        }
-        let part = MorselInput::from_batches(file.read_all()?);
-        drop(file);
-        match aggregate_in_memory(&part, spec) {
-            Ok(agg) => out.batches.extend(agg.batches),
-            Err(SlothError::MemoryLimit(why)) if level >= MAX_SPILL_LEVELS => {
-                return Err(too_large(why));
-            }
-            Err(SlothError::MemoryLimit(_)) => {
-                queue.extend(partition(&|emit| part.for_each_ordered(emit), level)?)
-            }
-            Err(e) => return Err(e),
         }
     }
     Ok(out)
+}
+
+/// What became of a spill file of rows.
+enum SpilledFile {
+    /// Its groups.
+    Aggregated(Vec<RecordBatch>),
+    /// Too large still: its rows, partitioned again.
+    Partitioned(Vec<(SpillFile, u32)>),
+}
+
+/// The rows `read` hands over, written to spill files by the hash of the
+/// keys at `level`, each file paired with the level its rows go on at.
+fn partition_files(
+    read: Reader<'_>,
+    spec: &AggregateSpec<'_>,
+    level: u32,
+) -> Result<Vec<(SpillFile, u32)>> {
+    if level >= MAX_SPILL_LEVELS {
+        return Err(SlothError::MemoryLimit(format!(
+            "hash aggregate: the groups of one key range still do not fit after \
+             {MAX_SPILL_LEVELS} levels of partitioning"
+        )));
+    }
+    let files = partition_to_disk(read, spec.keys, spec.budget.spill, level)?;
+    Ok(files
+        .into_iter()
+        .flatten()
+        .map(|f| (f, level + 1))
+        .collect())
+}
+
+/// Aggregates one spill file's rows, or partitions them again if their
+/// groups do not fit.
+fn aggregate_file(file: SpillFile, level: u32, spec: &AggregateSpec<'_>) -> Result<SpilledFile> {
+    // The file's rows are held while their groups are built.
+    let mut rows = spec.budget.pool.reservation("hash aggregate");
+    if rows.try_grow(file.memory_size()).is_err() {
+        let files = partition_files(&|emit| read_file(&file, emit), spec, level)?;
+        return Ok(SpilledFile::Partitioned(files));
+    }
+    let part = MorselInput::from_batches(file.read_all()?);
+    drop(file);
+    match aggregate_in_memory(&part, spec) {
+        Ok(agg) => Ok(SpilledFile::Aggregated(agg.batches)),
+        Err(SlothError::MemoryLimit(_)) => {
+            let files = partition_files(&|emit| part.for_each_ordered(emit), spec, level)?;
+            Ok(SpilledFile::Partitioned(files))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// One pass over the input with every group in memory; fails with
