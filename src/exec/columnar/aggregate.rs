@@ -596,8 +596,8 @@ pub struct Aggregated {
 /// Should the groups outgrow the query's memory, the aggregate starts
 /// over, partitioned: it reads its input again, writes each row to one of
 /// [`SPILL_PARTITIONS`](super::SPILL_PARTITIONS) spill files by the hash of its keys, and aggregates
-/// the files one at a time (partitioning a file again, with another hash,
-/// if its groups still do not fit). Equal keys meet in one file, so each
+/// the files, one per thread at a time (partitioning a file again, with
+/// another hash, if its groups still do not fit). Equal keys meet in one file, so each
 /// file's groups are final.
 pub fn hash_aggregate(
     input: &MorselInput,
