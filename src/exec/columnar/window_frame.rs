@@ -12,7 +12,8 @@
 //! ```text
 //! UNBOUNDED PRECEDING AND ..   one running fold forward (the end only grows)
 //! .. AND UNBOUNDED FOLLOWING   one running fold backward (the start only shrinks)
-//! n PRECEDING AND m FOLLOWING  a fold of the n + m + 1 rows of each frame
+//! n PRECEDING AND m FOLLOWING  a queue of the frame's rows with its fold kept
+//!                              (each row joins and leaves it once)
 //! ```
 //! Sums and counts add, min and max keep the extreme (of strings too,
 //! compared as arrow rows), and avg divides a framed Float64 sum by a
@@ -255,14 +256,84 @@ fn fold_positions<A: Copy>(
                 }
             }
             (Some(_), Some(_)) => {
+                // Both ends only move forward: the frame is a queue, rows
+                // joining at its back and leaving at its front.
+                let mut frame = FrameQueue::new(&combine);
+                let (mut from, mut to) = (first, first);
                 for (i, slot) in out[first..end].iter_mut().enumerate() {
-                    let i = first + i;
-                    *slot = (lo(i)..hi(i).max(lo(i))).fold(None, |acc, j| combine(acc, get(j)));
+                    let (l, h) = (lo(first + i), hi(first + i).max(lo(first + i)));
+                    if l >= to {
+                        frame.clear();
+                        (from, to) = (l, l);
+                    }
+                    for j in to..h {
+                        frame.push(get(j));
+                    }
+                    to = to.max(h);
+                    for _ in from..l {
+                        frame.pop();
+                    }
+                    from = from.max(l);
+                    *slot = frame.value();
                 }
             }
         }
     }
     out
+}
+
+/// A queue of values whose fold `combine` gives in amortized constant
+/// time per push and pop, for any associative `combine` (sums of floats,
+/// minima of strings), with no inverse needed: the back is a stack with a
+/// running fold, the front a stack of the folds of its values to its end,
+/// refilled from the back when it runs out.
+struct FrameQueue<'a, A, F: Fn(Option<A>, Option<A>) -> Option<A>> {
+    combine: &'a F,
+    back: Vec<Option<A>>,
+    back_fold: Option<A>,
+    /// `front[k]`: the fold of the front's values from k to its end (the
+    /// queue's front is the stack's top).
+    front: Vec<Option<A>>,
+}
+
+impl<'a, A: Copy, F: Fn(Option<A>, Option<A>) -> Option<A>> FrameQueue<'a, A, F> {
+    fn new(combine: &'a F) -> Self {
+        FrameQueue {
+            combine,
+            back: Vec::new(),
+            back_fold: None,
+            front: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, value: Option<A>) {
+        self.back.push(value);
+        self.back_fold = (self.combine)(self.back_fold, value);
+    }
+
+    fn pop(&mut self) {
+        if self.front.is_empty() {
+            // The back, newest last, becomes the front, oldest on top.
+            let mut fold = None;
+            for &v in self.back.iter().rev() {
+                fold = (self.combine)(v, fold);
+                self.front.push(fold);
+            }
+            self.back.clear();
+            self.back_fold = None;
+        }
+        self.front.pop();
+    }
+
+    fn clear(&mut self) {
+        self.back.clear();
+        self.back_fold = None;
+        self.front.clear();
+    }
+
+    fn value(&self) -> Option<A> {
+        (self.combine)(self.front.last().copied().flatten(), self.back_fold)
+    }
 }
 
 #[cfg(test)]
@@ -332,5 +403,47 @@ mod tests {
             framed(&v, &starts, None, None, sum),
             [Some(7), Some(7), Some(7), Some(7), Some(30), Some(30)]
         );
+    }
+
+    /// The frame queue folds as a fold of each frame's rows afresh does,
+    /// over frames whose ends move forward by uneven steps, empty ones and
+    /// jumps past the previous frame included.
+    #[test]
+    fn the_frame_queue_folds_each_frame_as_a_fresh_fold_does() {
+        let n = 300;
+        let values: Vec<Option<i64>> = (0..n)
+            .map(|i| (i % 7 != 3).then_some((i * 7919 % 101) as i64 - 50))
+            .collect();
+        // Monotone bounds: ends that advance by 0-3 rows, some frames empty.
+        let mut bounds = Vec::with_capacity(n);
+        let (mut lo, mut hi) = (0usize, 0usize);
+        for i in 0..n {
+            hi = (hi + (i * 13 % 4)).min(n);
+            lo = (lo + (i * 7 % 3)).min(n);
+            if i % 50 == 49 {
+                lo = (hi + 5).min(n);
+                hi = lo;
+            }
+            bounds.push((lo, hi.max(lo)));
+        }
+        let starts = [0, n];
+        let frames = Frames {
+            frame: WindowFrame::rows(Some(-1), Some(1)),
+            bounds: &bounds,
+        };
+        let a: ArrayRef = Arc::new(Int64Array::from(values.clone()));
+        for func in [AggFunc::Sum, AggFunc::Min, AggFunc::Max] {
+            let out = fold(&a, &starts, frames, func).unwrap();
+            let out: Vec<Option<i64>> = out.as_primitive::<Int64Type>().iter().collect();
+            for (i, &(l, h)) in bounds.iter().enumerate() {
+                let frame = values[l..h].iter().flatten();
+                let expected = match func {
+                    AggFunc::Sum => frame.copied().reduce(|a, b| a + b),
+                    AggFunc::Min => frame.copied().min(),
+                    _ => frame.copied().max(),
+                };
+                assert_eq!(out[i], expected, "{func:?} at {i}, frame {l}..{h}");
+            }
+        }
     }
 }
