@@ -203,3 +203,17 @@ def test_an_expression_has_no_truth_value():
         bool(col("a") > 1)
     with pytest.raises(TypeError, match="cannot use a"):
         lit(object())
+
+
+def test_csv_dates_in_a_given_format_read_as_dates(tmp_path):
+    path = tmp_path / "eu.csv"
+    path.write_text("day,at,amount\n31/12/2024,31/12/2024 23:15,5\n01/02/2025,01/02/2025 08:00,7\n")
+    lf = sloth.scan_csv(path, date_format="%d/%m/%Y", timestamp_format="%d/%m/%Y %H:%M")
+    rows = lf.sort("day").collect().to_arrow().to_pylist()
+    assert rows[0]["day"] == datetime.date(2024, 12, 31)
+    assert rows[1]["at"] == datetime.datetime(2025, 2, 1, 8, 0)
+    # Without the format the same columns stay text.
+    plain = sloth.scan_csv(path).collect().to_arrow()
+    assert pa.types.is_string(plain.schema.field("day").type) or pa.types.is_string_view(
+        plain.schema.field("day").type
+    )
