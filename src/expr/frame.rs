@@ -197,7 +197,7 @@ impl WindowFrame {
             );
             if !fits {
                 return Err(SlothError::plan(format!(
-                    "a {:?} frame counts rows or groups, not '{offset}'",
+                    "a {} frame counts rows or groups, not '{offset}'",
                     self.units
                 )));
             }
@@ -295,13 +295,19 @@ impl WindowFrame {
     }
 }
 
-impl std::fmt::Display for WindowFrame {
+impl std::fmt::Display for FrameUnits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let units = match self.units {
+        f.write_str(match self {
             FrameUnits::Rows => "ROWS",
             FrameUnits::Groups => "GROUPS",
             FrameUnits::Range => "RANGE",
-        };
+        })
+    }
+}
+
+impl std::fmt::Display for WindowFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let units = self.units;
         let bound = |b: Option<FrameOffset>, unbounded: &str| match b {
             None => format!("UNBOUNDED {unbounded}"),
             Some(o) => o.to_string(),

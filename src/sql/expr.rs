@@ -673,7 +673,7 @@ fn window_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<Win
     let distance = |e: &ast::Expr| -> Result<FrameOffset> {
         let bad = |what: &str| {
             SlothError::plan(format!(
-                "a {units:?} frame's offset must be {what}, not '{e}'"
+                "a {units} frame's offset must be {what}, not '{e}'"
             ))
         };
         match (units, convert(e, r)?) {
