@@ -345,6 +345,10 @@ fn range_and_groups_frames() {
             "groups",
         ),
         (
+            format!("order by {day} range between interval '1 month' preceding and interval '1 month 3 days' following"),
+            "calendar months",
+        ),
+        (
             format!(
                 "partition by o_orderstatus order by {day} nulls first groups between 2 following and unbounded following"
             ),

@@ -804,8 +804,8 @@ fn rows_frames_aggregate_their_rows() {
                 "needs exactly one ORDER BY key",
             ),
             (
-                "select count(*) over (order by o_orderdate range between interval '1 month' preceding and current row) from orders",
-                "an interval of days or less",
+                "select count(*) over (order by o_orderdate range between interval '-1 month' preceding and current row) from orders",
+                "non-negative",
             ),
             (
                 "select sum(n_nationkey) over (order by n_nationkey groups between 1.5 preceding and current row) from nation",

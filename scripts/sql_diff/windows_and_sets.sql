@@ -37,3 +37,4 @@ select a, d, count(c) over (partition by a order by d range between 100.5 preced
 select a, dt, sum(d) over (partition by a order by dt groups between 2 preceding and 1 following), count(*) over (partition by a order by dt groups between 1 following and unbounded following) from t
 select a, b, first_value(b) over (order by b range between 100000000000 preceding and current row), last_value(b) over (order by b desc groups between current row and 2 following) from t where b is not null
 select a, s, max(c) over (order by s range between current row and unbounded following), min(d) over (partition by a order by s groups 1 preceding) from t
+select a, dt, sum(d) over (partition by a order by dt range between interval '3 months' preceding and interval '1 month 10 days' following), count(*) over (order by dt desc range between interval '1 year' preceding and current row) from t

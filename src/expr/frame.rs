@@ -36,8 +36,12 @@ pub enum FrameOffset {
     Count(isize),
     /// A RANGE distance in the order key's own units (days for a DATE).
     Value(f64),
-    /// A RANGE distance over a DATE or TIMESTAMP order key.
+    /// A RANGE distance over a DATE or TIMESTAMP order key: calendar
+    /// months first (a day past a shorter month's end is its last day),
+    /// then days and nanoseconds.
     Interval {
+        /// Months.
+        months: i32,
         /// Days.
         days: i32,
         /// Nanoseconds.
@@ -51,7 +55,11 @@ impl FrameOffset {
         match self {
             FrameOffset::Count(n) => n == 0,
             FrameOffset::Value(v) => v == 0.0,
-            FrameOffset::Interval { days, nanos } => days == 0 && nanos == 0,
+            FrameOffset::Interval {
+                months,
+                days,
+                nanos,
+            } => months == 0 && days == 0 && nanos == 0,
         }
     }
 
@@ -60,13 +68,17 @@ impl FrameOffset {
         match self {
             FrameOffset::Count(n) => n < 0,
             FrameOffset::Value(v) => v < 0.0,
-            FrameOffset::Interval { days, nanos } => days < 0 || nanos < 0,
+            FrameOffset::Interval {
+                months,
+                days,
+                nanos,
+            } => months < 0 || days < 0 || nanos < 0,
         }
     }
 
-    /// The offset in the units of an order key of type `key` (days for a
-    /// DATE, the unit of a TIMESTAMP), for a RANGE frame.
-    pub fn in_units_of(self, key: &DataType) -> Result<f64> {
+    /// How the offset moves a value of an order key of type `key` (in
+    /// days for a DATE, in the unit of a TIMESTAMP), for a RANGE frame.
+    pub fn shift_of(self, key: &DataType) -> Result<Shift> {
         let unsupported = || {
             SlothError::plan(format!(
                 "a RANGE frame offset {self} does not apply to an order key of type {key}"
@@ -78,21 +90,101 @@ impl FrameOffset {
             TimeUnit::Microsecond => 1e6,
             TimeUnit::Nanosecond => 1e9,
         };
+        let plain = |units: f64| Shift {
+            months: 0,
+            units,
+            per_day: 1.0,
+        };
+        let numeric = key.is_numeric() || *key == DataType::Date32;
         match (self, key) {
-            (FrameOffset::Count(0), _) => Ok(0.0),
-            (FrameOffset::Count(n), k) if k.is_numeric() || *k == DataType::Date32 => Ok(n as f64),
-            (FrameOffset::Value(v), k) if k.is_numeric() || *k == DataType::Date32 => Ok(v),
-            (FrameOffset::Interval { days, nanos }, DataType::Date32)
-                if nanos % 86_400_000_000_000 == 0 =>
-            {
-                Ok(days as f64 + (nanos / 86_400_000_000_000) as f64)
-            }
-            (FrameOffset::Interval { days, nanos }, DataType::Timestamp(unit, _)) => {
-                Ok((days as f64 * 86_400.0 + nanos as f64 / 1e9) * per_second(unit))
-            }
+            (FrameOffset::Count(0), _) => Ok(plain(0.0)),
+            (FrameOffset::Count(n), _) if numeric => Ok(plain(n as f64)),
+            (FrameOffset::Value(v), _) if numeric => Ok(plain(v)),
+            (
+                FrameOffset::Interval {
+                    months,
+                    days,
+                    nanos,
+                },
+                DataType::Date32,
+            ) if nanos % NANOS_PER_DAY == 0 => Ok(Shift {
+                months,
+                units: days as f64 + (nanos / NANOS_PER_DAY) as f64,
+                per_day: 1.0,
+            }),
+            (
+                FrameOffset::Interval {
+                    months,
+                    days,
+                    nanos,
+                },
+                DataType::Timestamp(unit, _),
+            ) => Ok(Shift {
+                months,
+                units: (days as f64 * 86_400.0 + nanos as f64 / 1e9) * per_second(unit),
+                per_day: 86_400.0 * per_second(unit),
+            }),
             _ => Err(unsupported()),
         }
     }
+}
+
+const NANOS_PER_DAY: i64 = 86_400_000_000_000;
+
+/// How a RANGE frame's end moves an order key's value: by calendar
+/// months, then by a fixed distance in the key's units (`per_day` of them
+/// make a day).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shift {
+    months: i32,
+    units: f64,
+    per_day: f64,
+}
+
+impl Default for Shift {
+    fn default() -> Self {
+        Shift {
+            months: 0,
+            units: 0.0,
+            per_day: 1.0,
+        }
+    }
+}
+
+impl Shift {
+    /// `v` moved by the shift, or by its opposite when `against`.
+    fn apply(self, v: f64, against: bool) -> f64 {
+        let (months, units) = if against {
+            (-self.months, -self.units)
+        } else {
+            (self.months, self.units)
+        };
+        let moved = if months == 0 {
+            v
+        } else {
+            let days = (v / self.per_day).floor();
+            let time = v - days * self.per_day;
+            add_months(days as i64, months) as f64 * self.per_day + time
+        };
+        moved + units
+    }
+}
+
+/// The day `months` calendar months from day `days` (days since
+/// 1970-01-01), kept within a shorter month as PostgreSQL and DuckDB do
+/// (January 31 plus a month is the last day of February).
+fn add_months(days: i64, months: i32) -> i64 {
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("a valid date");
+    let Some(date) = epoch.checked_add_signed(chrono::TimeDelta::days(days)) else {
+        return days;
+    };
+    let n = chrono::Months::new(months.unsigned_abs());
+    let moved = if months >= 0 {
+        date.checked_add_months(n)
+    } else {
+        date.checked_sub_months(n)
+    };
+    moved.map_or(days, |d| (d - epoch).num_days())
 }
 
 impl std::fmt::Display for FrameOffset {
@@ -108,16 +200,22 @@ impl std::fmt::Display for FrameOffset {
         match *self {
             FrameOffset::Count(n) => write!(f, "{} {side}", n.unsigned_abs()),
             FrameOffset::Value(v) => write!(f, "{} {side}", v.abs()),
-            FrameOffset::Interval { days, nanos } => {
-                let (days, nanos) = (days.unsigned_abs(), nanos.unsigned_abs());
-                match nanos {
-                    0 => write!(f, "INTERVAL '{days} days' {side}"),
-                    _ => write!(
-                        f,
-                        "INTERVAL '{days} days {} seconds' {side}",
-                        nanos as f64 / 1e9
-                    ),
+            FrameOffset::Interval {
+                months,
+                days,
+                nanos,
+            } => {
+                let mut parts = Vec::new();
+                if months != 0 {
+                    parts.push(format!("{} months", months.unsigned_abs()));
                 }
+                if days != 0 || (months == 0 && nanos == 0) {
+                    parts.push(format!("{} days", days.unsigned_abs()));
+                }
+                if nanos != 0 {
+                    parts.push(format!("{} seconds", nanos.unsigned_abs() as f64 / 1e9));
+                }
+                write!(f, "INTERVAL '{}' {side}", parts.join(" "))
             }
         }
     }
@@ -179,12 +277,21 @@ impl WindowFrame {
     /// Checks that a RANGE frame's offsets measure distances in an order
     /// key of type `key`.
     pub fn check_key(&self, key: &DataType) -> Result<()> {
-        if self.needs_key_values() {
-            for offset in [self.start, self.end].into_iter().flatten() {
-                offset.in_units_of(key)?;
-            }
+        self.measure(key, false).map(|_| ())
+    }
+
+    /// How the frame's ends move the values of an order key of type `key`
+    /// sorted `descending` or not (a RANGE frame with offsets).
+    pub fn measure(&self, key: &DataType, descending: bool) -> Result<RangeMeasure> {
+        if !self.needs_key_values() {
+            return Ok(RangeMeasure::default());
         }
-        Ok(())
+        let shift = |o: Option<FrameOffset>| o.map_or(Ok(Shift::default()), |o| o.shift_of(key));
+        Ok(RangeMeasure {
+            start: shift(self.start)?,
+            end: shift(self.end)?,
+            descending,
+        })
     }
 
     /// Checks the frame's shape: an offset of the frame's units, and a
@@ -215,22 +322,22 @@ impl WindowFrame {
     /// Each row's frame in a partition of `len` rows, as positions
     /// `lo..hi` (empty when `lo >= hi`). `peer(k)` says whether position
     /// `k` (from 1) ties with `k - 1` in the window order; `key(k)` is the
-    /// order key at `k` as a number that grows along the window order
-    /// (negated for DESC; `None` for null), read only when
-    /// [`Self::needs_key_values`]; `offsets` are then the start's and the
-    /// end's offsets in the key's units ([`FrameOffset::in_units_of`]).
+    /// order key at `k` as a number (days for a DATE, the unit of a
+    /// TIMESTAMP; `None` for null), read only when
+    /// [`Self::needs_key_values`], and `measure` ([`Self::measure`]) how the
+    /// frame's ends move it.
     pub fn partition_bounds(
         &self,
         len: usize,
         peer: impl Fn(usize) -> bool,
         key: impl Fn(usize) -> Option<f64>,
-        offsets: (f64, f64),
+        measure: RangeMeasure,
     ) -> Vec<(usize, usize)> {
         match self.units {
             FrameUnits::Rows => (0..len).map(|k| self.row_bounds(k, len)).collect(),
             FrameUnits::Groups => self.group_bounds(len, peer),
             FrameUnits::Range if !self.needs_key_values() => self.group_bounds(len, peer),
-            FrameUnits::Range => self.value_bounds(len, peer, key, offsets),
+            FrameUnits::Range => self.value_bounds(len, peer, key, measure),
         }
     }
 
@@ -269,9 +376,13 @@ impl WindowFrame {
         len: usize,
         peer: impl Fn(usize) -> bool,
         key: impl Fn(usize) -> Option<f64>,
-        (start, end): (f64, f64),
+        measure: RangeMeasure,
     ) -> Vec<(usize, usize)> {
-        let keys: Vec<Option<f64>> = (0..len).map(&key).collect();
+        // Values that grow along the window order: DESC negates them, and
+        // moves them against the offsets.
+        let sign = if measure.descending { -1.0 } else { 1.0 };
+        let keys: Vec<Option<f64>> = (0..len).map(|k| key(k).map(|v| sign * v)).collect();
+        let limit = |shift: Shift, w: f64| sign * shift.apply(sign * w, measure.descending);
         // Nulls sort together, first or last: the values lie in a..b.
         let a = keys.iter().position(Option::is_some).unwrap_or(len);
         let b = keys.iter().rposition(Option::is_some).map_or(a, |p| p + 1);
@@ -284,15 +395,28 @@ impl WindowFrame {
                     self.start.map_or(0, |_| peers[k].0),
                     self.end.map_or(len, |_| peers[k].1),
                 ),
-                Some(v) => (
-                    self.start
-                        .map_or(0, |_| a + values.partition_point(|&x| x < v + start)),
-                    self.end
-                        .map_or(len, |_| a + values.partition_point(|&x| x <= v + end)),
+                Some(w) => (
+                    self.start.map_or(0, |_| {
+                        let lower = limit(measure.start, w);
+                        a + values.partition_point(|&x| x < lower)
+                    }),
+                    self.end.map_or(len, |_| {
+                        let upper = limit(measure.end, w);
+                        a + values.partition_point(|&x| x <= upper)
+                    }),
                 ),
             })
             .collect()
     }
+}
+
+/// How a RANGE frame with offsets measures, for one order key: its ends'
+/// shifts and the key's direction ([`WindowFrame::measure`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RangeMeasure {
+    start: Shift,
+    end: Shift,
+    descending: bool,
 }
 
 impl std::fmt::Display for FrameUnits {
@@ -325,23 +449,20 @@ impl std::fmt::Display for WindowFrame {
 mod tests {
     use super::*;
 
-    fn bounds(
-        frame: WindowFrame,
-        keys: &[Option<f64>],
-        offsets: (f64, f64),
-    ) -> Vec<(usize, usize)> {
+    fn bounds(frame: WindowFrame, keys: &[Option<f64>]) -> Vec<(usize, usize)> {
         let peer = |k: usize| keys[k] == keys[k - 1];
-        frame.partition_bounds(keys.len(), peer, |k| keys[k], offsets)
+        let measure = frame.measure(&DataType::Float64, false).unwrap();
+        frame.partition_bounds(keys.len(), peer, |k| keys[k], measure)
     }
 
     #[test]
     fn rows_frames_are_cut_to_the_partition() {
         let keys = [Some(1.0); 5];
-        let b = bounds(WindowFrame::rows(Some(-1), Some(1)), &keys, (0.0, 0.0));
+        let b = bounds(WindowFrame::rows(Some(-1), Some(1)), &keys);
         assert_eq!(b, [(0, 2), (0, 3), (1, 4), (2, 5), (3, 5)]);
-        let b = bounds(WindowFrame::rows(Some(1), Some(2)), &keys, (0.0, 0.0));
+        let b = bounds(WindowFrame::rows(Some(1), Some(2)), &keys);
         assert!(b[4].0 >= b[4].1, "past the end: empty");
-        let b = bounds(WindowFrame::rows(Some(-3), Some(-2)), &keys, (0.0, 0.0));
+        let b = bounds(WindowFrame::rows(Some(-3), Some(-2)), &keys);
         assert!(b[1].0 >= b[1].1, "before the start: empty");
     }
 
@@ -349,9 +470,9 @@ mod tests {
     fn groups_frames_count_peer_groups() {
         // Groups: {0, 1}, {2}, {3, 4, 5}.
         let keys = [1.0, 1.0, 2.0, 3.0, 3.0, 3.0].map(Some);
-        let b = bounds(WindowFrame::groups(Some(-1), Some(0)), &keys, (0.0, 0.0));
+        let b = bounds(WindowFrame::groups(Some(-1), Some(0)), &keys);
         assert_eq!(b, [(0, 2), (0, 2), (0, 3), (2, 6), (2, 6), (2, 6)]);
-        let b = bounds(WindowFrame::groups(Some(1), None), &keys, (0.0, 0.0));
+        let b = bounds(WindowFrame::groups(Some(1), None), &keys);
         assert_eq!(b[0], (2, 6));
         assert!(b[5].0 >= b[5].1, "no group follows the last");
     }
@@ -360,11 +481,11 @@ mod tests {
     fn range_frames_compare_key_values_and_keep_nulls_with_their_peers() {
         let keys = [None, None, Some(1.0), Some(2.0), Some(2.0), Some(5.0)];
         let frame = WindowFrame::range(Some(FrameOffset::Value(-1.0)), Some(FrameOffset::Count(0)));
-        let b = bounds(frame, &keys, (-1.0, 0.0));
+        let b = bounds(frame, &keys);
         // 1 → [1]; 2 → [1, 2, 2]; 5 → [5]; nulls → the nulls.
         assert_eq!(b, [(0, 2), (0, 2), (2, 3), (2, 5), (2, 5), (5, 6)]);
         let frame = WindowFrame::range(None, Some(FrameOffset::Value(3.0)));
-        let b = bounds(frame, &keys, (0.0, 3.0));
+        let b = bounds(frame, &keys);
         assert_eq!(
             b[2],
             (0, 5),
@@ -374,22 +495,42 @@ mod tests {
         // CURRENT ROW alone needs no values: the row's peers.
         let frame = WindowFrame::range(Some(FrameOffset::Count(0)), Some(FrameOffset::Count(0)));
         assert!(!frame.needs_key_values());
-        assert_eq!(bounds(frame, &keys, (0.0, 0.0))[3], (3, 5));
+        assert_eq!(bounds(frame, &keys)[3], (3, 5));
     }
 
     #[test]
-    fn offsets_convert_to_the_order_keys_units() {
-        let week = FrameOffset::Interval { days: -7, nanos: 0 };
-        assert_eq!(week.in_units_of(&DataType::Date32).unwrap(), -7.0);
+    fn offsets_move_values_in_the_order_keys_units() {
+        let week = FrameOffset::Interval {
+            months: 0,
+            days: -7,
+            nanos: 0,
+        };
+        let moved =
+            |o: FrameOffset, key: &DataType, v: f64| o.shift_of(key).unwrap().apply(v, false);
+        assert_eq!(moved(week, &DataType::Date32, 100.0), 93.0);
         let us = DataType::Timestamp(TimeUnit::Microsecond, None);
-        assert_eq!(week.in_units_of(&us).unwrap(), -7.0 * 86_400e6);
-        assert!(week.in_units_of(&DataType::Utf8).is_err());
+        assert_eq!(moved(week, &us, 0.0), -7.0 * 86_400e6);
+        assert!(week.shift_of(&DataType::Utf8).is_err());
+        assert_eq!(moved(FrameOffset::Value(2.5), &DataType::Float64, 1.0), 3.5);
+        // A month back from 2024-03-31 is 2024-02-29; forward from
+        // 2024-01-31 (noon), 2024-02-29 (noon).
+        let month = |m| FrameOffset::Interval {
+            months: m,
+            days: 0,
+            nanos: 0,
+        };
+        let day = |y, m, d| {
+            (chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+                - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap())
+            .num_days() as f64
+        };
         assert_eq!(
-            FrameOffset::Value(2.5)
-                .in_units_of(&DataType::Float64)
-                .unwrap(),
-            2.5
+            moved(month(-1), &DataType::Date32, day(2024, 3, 31)),
+            day(2024, 2, 29)
         );
+        let noon = 43_200e6;
+        let at = day(2024, 1, 31) * 86_400e6 + noon;
+        assert_eq!(moved(month(1), &us, at), day(2024, 2, 29) * 86_400e6 + noon);
         let frame = WindowFrame::range(Some(week), None);
         assert_eq!(
             frame.to_string(),

@@ -17,7 +17,7 @@ use arrow::datatypes::DataType;
 
 use crate::error::{Result, SlothError};
 
-pub use frame::{FrameOffset, FrameUnits, WindowFrame};
+pub use frame::{FrameOffset, FrameUnits, RangeMeasure, Shift, WindowFrame};
 pub use function::{ScalarFunc, ScalarFunction};
 pub use literal::{ScalarValue, date, number, parse_date32};
 pub use typing::{

@@ -699,16 +699,15 @@ fn window_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<Win
             (
                 FrameUnits::Range,
                 Expr::Literal(ScalarValue::Interval {
-                    months: 0,
+                    months,
                     days,
                     nanos,
                 }),
-            ) if days >= 0 && nanos >= 0 => Ok(FrameOffset::Interval { days, nanos }),
-            (FrameUnits::Range, Expr::Literal(ScalarValue::Interval { months, .. }))
-                if months != 0 =>
-            {
-                Err(bad("an interval of days or less (months vary in length)"))
-            }
+            ) if months >= 0 && days >= 0 && nanos >= 0 => Ok(FrameOffset::Interval {
+                months,
+                days,
+                nanos,
+            }),
             (FrameUnits::Range, _) => Err(bad("a non-negative number or interval constant")),
             _ => Err(bad("a non-negative integer constant")),
         }
@@ -716,7 +715,12 @@ fn window_frame(frame: &ast::WindowFrame, r: &dyn Resolver) -> Result<Option<Win
     let preceding = |o: FrameOffset| match o {
         FrameOffset::Count(n) => FrameOffset::Count(-n),
         FrameOffset::Value(v) => FrameOffset::Value(-v),
-        FrameOffset::Interval { days, nanos } => FrameOffset::Interval {
+        FrameOffset::Interval {
+            months,
+            days,
+            nanos,
+        } => FrameOffset::Interval {
+            months: -months,
             days: -days,
             nanos: -nanos,
         },

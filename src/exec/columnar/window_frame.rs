@@ -32,7 +32,7 @@ use arrow::row::{RowConverter, SortField};
 
 use super::window_aggregate::{Spec, means};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, WindowFrame};
+use crate::expr::{AggFunc, RangeMeasure, WindowFrame};
 use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::evaluate_array;
 
@@ -117,31 +117,26 @@ pub(super) fn frame_bounds(
     (starts, order): (&[usize], &[u32]),
     peers: &dyn Fn(u32, u32) -> bool,
 ) -> Result<Vec<(usize, usize)>> {
-    let (keys, offsets) = match (frame.needs_key_values(), order_by) {
+    let (keys, measure) = match (frame.needs_key_values(), order_by) {
         (true, [(key, options)]) => {
             let key = evaluate_array(key, all)?;
-            let offset = |o: Option<crate::expr::FrameOffset>| {
-                o.map_or(Ok(0.0), |o| o.in_units_of(key.data_type()))
-            };
-            let offsets = (offset(frame.start)?, offset(frame.end)?);
-            let sign = if options.descending { -1.0 } else { 1.0 };
-            let numbers = as_numbers(&key)?;
-            let keys: Vec<Option<f64>> = numbers.iter().map(|v| v.map(|v| sign * v)).collect();
-            (keys, offsets)
+            let measure = frame.measure(key.data_type(), options.descending)?;
+            let keys: Vec<Option<f64>> = as_numbers(&key)?.iter().collect();
+            (keys, measure)
         }
         (true, _) => {
             return Err(SlothError::plan(format!(
                 "'{frame}' needs exactly one ORDER BY key"
             )));
         }
-        (false, _) => (Vec::new(), (0.0, 0.0)),
+        (false, _) => (Vec::new(), RangeMeasure::default()),
     };
     let mut bounds = Vec::with_capacity(order.len());
     for w in starts.windows(2) {
         let (first, segment) = (w[0], &order[w[0]..w[1]]);
         let peer = |k: usize| peers(segment[k - 1], segment[k]);
         let key = |k: usize| keys.get(segment[k] as usize).copied().flatten();
-        let local = frame.partition_bounds(segment.len(), peer, key, offsets);
+        let local = frame.partition_bounds(segment.len(), peer, key, measure);
         bounds.extend(local.into_iter().map(|(lo, hi)| (first + lo, first + hi)));
     }
     Ok(bounds)
@@ -351,7 +346,8 @@ mod tests {
         let frame = WindowFrame::rows(start, end);
         let mut bounds = Vec::new();
         for w in starts.windows(2) {
-            let local = frame.partition_bounds(w[1] - w[0], |_| false, |_| None, (0.0, 0.0));
+            let local =
+                frame.partition_bounds(w[1] - w[0], |_| false, |_| None, RangeMeasure::default());
             bounds.extend(local.into_iter().map(|(lo, hi)| (w[0] + lo, w[0] + hi)));
         }
         let frames = Frames {

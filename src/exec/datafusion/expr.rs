@@ -267,14 +267,18 @@ fn window_frame(frame: crate::expr::WindowFrame) -> WindowFrame {
             Some(FrameOffset::Count(0)) => return WindowFrameBound::CurrentRow,
             Some(FrameOffset::Count(n)) => (n < 0, DfScalar::UInt64(Some(n.unsigned_abs() as u64))),
             Some(FrameOffset::Value(v)) => (v < 0.0, DfScalar::Float64(Some(v.abs()))),
-            Some(FrameOffset::Interval { days, nanos }) => {
-                (
-                    days < 0 || nanos < 0,
-                    DfScalar::IntervalMonthDayNano(Some(
-                        arrow::datatypes::IntervalMonthDayNano::new(0, days.abs(), nanos.abs()),
-                    )),
-                )
-            }
+            Some(FrameOffset::Interval {
+                months,
+                days,
+                nanos,
+            }) => (
+                months < 0 || days < 0 || nanos < 0,
+                DfScalar::IntervalMonthDayNano(Some(arrow::datatypes::IntervalMonthDayNano::new(
+                    months.abs(),
+                    days.abs(),
+                    nanos.abs(),
+                ))),
+            ),
         };
         if preceding {
             WindowFrameBound::Preceding(value)

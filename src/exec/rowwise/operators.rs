@@ -10,7 +10,7 @@ use super::aggregates::RowAcc;
 use super::expr::eval;
 use super::value::{Row, Value};
 use crate::error::{Result, SlothError};
-use crate::expr::{AggFunc, FrameOffset, WindowFrame, WindowFunc};
+use crate::expr::{AggFunc, RangeMeasure, WindowFrame, WindowFunc};
 use crate::physical::{AggregateExpr, Stage, join_outputs};
 use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::evaluate_array;
@@ -640,15 +640,13 @@ impl WindowOp {
         keyed: &[KeyedRow],
         peers: &dyn Fn(&Row, &Row) -> bool,
     ) -> Result<Vec<(usize, usize)>> {
-        let offsets = match (frame.needs_key_values(), self.order_by.as_slice()) {
-            (false, _) => (0.0, 0.0),
-            (true, [(key, _)]) => {
+        let measure = match (frame.needs_key_values(), self.order_by.as_slice()) {
+            (false, _) => RangeMeasure::default(),
+            (true, [(key, options)]) => {
                 // The key's type: the key evaluated over no rows.
                 let none = RecordBatch::new_empty(self.schema.clone());
                 let key_type = evaluate_array(key, &none)?.data_type().clone();
-                let offset =
-                    |o: Option<FrameOffset>| o.map_or(Ok(0.0), |o| o.in_units_of(&key_type));
-                (offset(frame.start)?, offset(frame.end)?)
+                frame.measure(&key_type, options.descending)?
             }
             (true, _) => {
                 return Err(SlothError::plan(format!(
@@ -656,17 +654,15 @@ impl WindowOp {
                 )));
             }
         };
-        let descending = self.order_by.first().is_some_and(|(_, o)| o.descending);
-        let sign = if descending { -1.0 } else { 1.0 };
         let mut bounds = Vec::with_capacity(keyed.len());
         for (start, end) in partitions(keyed) {
             let part = &keyed[start..end];
             let peer = |k: usize| peers(&part[k - 1].1, &part[k].1);
             let key = |k: usize| match part[k].1.first()? {
-                Value::Date(days) => Some(sign * f64::from(*days)),
-                v => v.as_f64().map(|v| sign * v),
+                Value::Date(days) => Some(f64::from(*days)),
+                v => v.as_f64(),
             };
-            let local = frame.partition_bounds(part.len(), peer, key, offsets);
+            let local = frame.partition_bounds(part.len(), peer, key, measure);
             bounds.extend(local.into_iter().map(|(lo, hi)| (start + lo, start + hi)));
         }
         Ok(bounds)
