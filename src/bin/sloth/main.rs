@@ -23,7 +23,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Keeps freed memory in the process instead of returning it to the
 /// kernel (mimalloc 3.3 purges it after 1 s), unless `MIMALLOC_PURGE_DELAY`
 /// says otherwise, or the memory limit was set (`--memory-limit`,
-/// `SLOTH_MEMORY_LIMIT`): then freed memory goes back after 10 ms. The
+/// `SLOTH_MEMORY_LIMIT`, `SET memory_limit` in the shell): then freed
+/// memory goes back after 10 ms. The
 /// price of keeping it: the process keeps its peak footprint until it
 /// exits (the REPL included), and a footprint that only grows does not
 /// keep to a limit. A group-by of 50M keys under `--memory-limit 2GB`
@@ -36,6 +37,14 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// 2.55-2.75 s and 350K page faults with the 1 s delay; 2.24-2.38 s and 26K
 /// faults never purging.
 fn keep_freed_memory(limited: bool) {
+    purge_freed_memory_under_a_limit(limited);
+    keep_c_heap_memory();
+}
+
+/// Returns freed memory to the kernel after 10 ms when `limited`, else
+/// never (see [`keep_freed_memory`]); the shell calls it again when `SET
+/// memory_limit` changes the limit.
+fn purge_freed_memory_under_a_limit(limited: bool) {
     // `mi_option_purge_delay` in mimalloc.h (v2 and v3 alike), which
     // libmimalloc-sys exposes only behind a feature needing another crate.
     const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
@@ -48,7 +57,6 @@ fn keep_freed_memory(limited: bool) {
         // mimalloc reads options atomically, so this is sound at any time.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, delay_ms) };
     }
-    keep_c_heap_memory();
 }
 
 /// The same for the C heap, which the Parquet reader's zstd uses: each
@@ -646,6 +654,8 @@ fn run_statement(
     to: Destination,
     shape: TableShape,
 ) -> Result<()> {
+    // `SET memory_limit` in an earlier statement may have set or reset it.
+    purge_freed_memory_under_a_limit(ctx.config().memory_limit.is_some());
     let progress = progress::Progress::start(ctx.cancel_token());
     // A query into a file streams into it.
     if let (Destination::File(path), Some(file_format)) = (&to, format.file_format())
