@@ -173,6 +173,15 @@ class Gen:
                                             "last_value(v)", "nth_value(w, 2)",
                                             "last_value(v ignore nulls)"):
             lo, hi = self.r.randint(0, 3), self.r.randint(0, 3)
+            if fn in ("sum(w)", "count(*)", "max(w)") and self.r.random() < 0.5:
+                # RANGE / GROUPS frames over the one key w (peers: tied w),
+                # whose aggregates do not depend on the order among peers.
+                units = self.pick(["range", "groups"])
+                order = self.pick(["w", "w desc", "w nulls first", "w desc nulls last"])
+                return (
+                    f"select k, w, v, {fn} over (partition by k order by {order} {units} between "
+                    f"{lo} preceding and {hi} following) as x from u where {self.predicate('u')}"
+                )
             return (
                 f"select k, w, v, {fn} over (partition by k order by w, v rows between {lo} preceding "
                 f"and {hi} following) as x from u where {self.predicate('u')}"
