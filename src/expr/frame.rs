@@ -13,7 +13,7 @@
 //! range only move forward as the row does, which the running folds rely
 //! on.
 
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::datatypes::{DataType, Date32Type, TimeUnit};
 
 use crate::error::{Result, SlothError};
 
@@ -184,7 +184,7 @@ fn add_months(days: i64, months: i32) -> i64 {
     } else {
         date.checked_sub_months(n)
     };
-    moved.map_or(days, |d| (d - epoch).num_days())
+    moved.map_or(days, |d| i64::from(Date32Type::from_naive_date(d)))
 }
 
 impl std::fmt::Display for FrameOffset {
@@ -520,9 +520,9 @@ mod tests {
             nanos: 0,
         };
         let day = |y, m, d| {
-            (chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
-                - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap())
-            .num_days() as f64
+            f64::from(Date32Type::from_naive_date(
+                chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap(),
+            ))
         };
         assert_eq!(
             moved(month(-1), &DataType::Date32, day(2024, 3, 31)),

@@ -277,7 +277,7 @@ pub(super) fn read(
     check_quotes(&bytes, options).map_err(|e| data_error(path, e))?;
     let file = BufReader::with_capacity(1 << 20, file);
     let formats = csv_dates::Formats::of(options);
-    let mut builder = ReaderBuilder::new(Arc::new(csv_dates::as_read(schema, formats)))
+    let mut builder = ReaderBuilder::new(Arc::new(csv_dates::as_read(schema, &formats)))
         .with_format(format(options)?)
         .with_batch_size(batch_rows(schema.fields().len()));
     if let Some(p) = projection {
@@ -299,7 +299,7 @@ pub(super) fn read(
             let batch = batch?;
             let first_line = line;
             line += batch.num_rows();
-            csv_dates::parse_batch(batch, &output, formats, first_line)
+            csv_dates::parse_batch(batch, &output, &formats, first_line)
                 .map_err(|e| data_error(path, e))
         })
         .collect()

@@ -11,29 +11,66 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, Date32Array, StringArray};
-use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use arrow::datatypes::{DataType, Date32Type, Field, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
+use chrono::format::{Item, Parsed, StrftimeItems, parse};
 use chrono::{NaiveDate, NaiveDateTime};
 
 use super::CsvOptions;
 
-/// The date and timestamp formats of one read.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Formats<'a> {
-    date: Option<&'a str>,
-    timestamp: Option<&'a str>,
+/// A strftime format, its codes parsed once rather than for every value.
+#[derive(Debug)]
+struct Pattern<'a> {
+    text: &'a str,
+    items: Vec<Item<'a>>,
 }
 
-/// The epoch, as the day Arrow's `Date32` counts from.
-fn epoch() -> NaiveDate {
-    NaiveDate::from_ymd_opt(1970, 1, 1).expect("the epoch is a date")
+impl<'a> Pattern<'a> {
+    fn new(text: &'a str) -> Self {
+        Pattern {
+            text,
+            items: StrftimeItems::new(text).collect(),
+        }
+    }
+
+    fn fields(&self, value: &str) -> Option<Parsed> {
+        let mut parsed = Parsed::new();
+        parse(&mut parsed, value, self.items.iter()).ok()?;
+        Some(parsed)
+    }
+
+    fn date(&self, value: &str) -> Option<NaiveDate> {
+        self.fields(value)?.to_naive_date().ok()
+    }
+
+    /// A timestamp; a format of date codes alone reads midnight.
+    fn timestamp(&self, value: &str) -> Option<NaiveDateTime> {
+        let fields = self.fields(value)?;
+        fields
+            .to_naive_datetime_with_offset(0)
+            .ok()
+            .or_else(|| fields.to_naive_date().ok()?.and_hms_opt(0, 0, 0))
+    }
+}
+
+/// The date and timestamp formats of one read, and the ISO forms read
+/// besides them.
+#[derive(Debug)]
+pub(super) struct Formats<'a> {
+    date: Option<Pattern<'a>>,
+    timestamp: Option<Pattern<'a>>,
+    iso_date: Pattern<'static>,
+    iso_timestamps: [Pattern<'static>; 3],
 }
 
 impl<'a> Formats<'a> {
     pub(super) fn of(options: &'a CsvOptions) -> Self {
         Formats {
-            date: options.date_format.as_deref(),
-            timestamp: options.timestamp_format.as_deref(),
+            date: options.date_format.as_deref().map(Pattern::new),
+            timestamp: options.timestamp_format.as_deref().map(Pattern::new),
+            iso_date: Pattern::new("%Y-%m-%d"),
+            iso_timestamps: ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d"]
+                .map(Pattern::new),
         }
     }
 
@@ -53,28 +90,17 @@ impl<'a> Formats<'a> {
 
     fn date(&self, text: &str) -> Option<i32> {
         let text = text.trim();
-        let day = self
-            .date
-            .and_then(|f| NaiveDate::parse_from_str(text, f).ok())
-            .or_else(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())?;
-        i32::try_from((day - epoch()).num_days()).ok()
+        let day = (self.date.as_ref())
+            .and_then(|f| f.date(text))
+            .or_else(|| self.iso_date.date(text))?;
+        Some(Date32Type::from_naive_date(day))
     }
 
     fn timestamp(&self, text: &str) -> Option<NaiveDateTime> {
         let text = text.trim();
-        let in_format = |f: &str| {
-            NaiveDateTime::parse_from_str(text, f).ok().or_else(|| {
-                // A format of date codes alone reads midnight.
-                NaiveDate::parse_from_str(text, f)
-                    .ok()
-                    .and_then(|d| d.and_hms_opt(0, 0, 0))
-            })
-        };
-        self.timestamp.and_then(in_format).or_else(|| {
-            ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d"]
-                .into_iter()
-                .find_map(in_format)
-        })
+        (self.timestamp.as_ref())
+            .and_then(|f| f.timestamp(text))
+            .or_else(|| self.iso_timestamps.iter().find_map(|f| f.timestamp(text)))
     }
 
     /// The type a text column takes when every sampled value in `sample`
@@ -83,12 +109,12 @@ impl<'a> Formats<'a> {
     pub(super) fn inferred_type(&self, sample: &StringArray) -> Option<DataType> {
         let values = || sample.iter().flatten().filter(|v| !v.trim().is_empty());
         values().next()?;
-        let all_in = |format: Option<&str>, parses: &dyn Fn(&str) -> bool| {
+        let all_in = |format: &Option<Pattern>, parses: &dyn Fn(&str) -> bool| {
             format.is_some() && values().all(parses)
         };
-        if all_in(self.date, &|v| self.date(v).is_some()) {
+        if all_in(&self.date, &|v| self.date(v).is_some()) {
             Some(DataType::Date32)
-        } else if all_in(self.timestamp, &|v| self.timestamp(v).is_some()) {
+        } else if all_in(&self.timestamp, &|v| self.timestamp(v).is_some()) {
             Some(DataType::Timestamp(TimeUnit::Microsecond, None))
         } else {
             None
@@ -100,8 +126,8 @@ impl<'a> Formats<'a> {
     fn parse_column(&self, text: &StringArray, to: &DataType) -> Result<ArrayRef, (usize, String)> {
         let bad = |row: usize| {
             let format = match to {
-                DataType::Date32 => format!("dateformat '{}'", self.date.unwrap_or_default()),
-                _ => format!("timestampformat '{}'", self.timestamp.unwrap_or_default()),
+                DataType::Date32 => format!("dateformat '{}'", text_of(&self.date)),
+                _ => format!("timestampformat '{}'", text_of(&self.timestamp)),
             };
             (
                 row,
@@ -145,9 +171,13 @@ impl<'a> Formats<'a> {
     }
 }
 
+fn text_of<'a>(pattern: &Option<Pattern<'a>>) -> &'a str {
+    pattern.as_ref().map_or("", |p| p.text)
+}
+
 /// `schema` with the columns that [`Formats::parses`] as text, for the
 /// reader.
-pub(super) fn as_read(schema: &Schema, formats: Formats) -> Schema {
+pub(super) fn as_read(schema: &Schema, formats: &Formats) -> Schema {
     let fields: Vec<Field> = schema
         .fields()
         .iter()
@@ -165,7 +195,7 @@ pub(super) fn as_read(schema: &Schema, formats: Formats) -> Schema {
 pub(super) fn parse_batch(
     batch: RecordBatch,
     schema: &Arc<Schema>,
-    formats: Formats,
+    formats: &Formats,
     first_line: usize,
 ) -> Result<RecordBatch, String> {
     let columns = batch
@@ -194,14 +224,19 @@ pub(super) fn parse_batch(
 mod tests {
     use super::*;
 
-    fn formats(date: Option<&'static str>, timestamp: Option<&'static str>) -> Formats<'static> {
-        Formats { date, timestamp }
+    fn options(date: Option<&str>, timestamp: Option<&str>) -> CsvOptions {
+        CsvOptions {
+            date_format: date.map(str::to_string),
+            timestamp_format: timestamp.map(str::to_string),
+            ..CsvOptions::default()
+        }
     }
 
     #[test]
     fn values_parse_in_the_format_or_else_in_iso_form() {
-        let f = formats(Some("%d/%m/%Y"), Some("%d/%m/%Y %H:%M"));
-        let day = |y, m, d| (NaiveDate::from_ymd_opt(y, m, d).unwrap() - epoch()).num_days() as i32;
+        let f = options(Some("%d/%m/%Y"), Some("%d/%m/%Y %H:%M"));
+        let f = Formats::of(&f);
+        let day = |y, m, d| Date32Type::from_naive_date(NaiveDate::from_ymd_opt(y, m, d).unwrap());
         assert_eq!(f.date("25/12/2024"), Some(day(2024, 12, 25)));
         assert_eq!(f.date("2024-12-25"), Some(day(2024, 12, 25)));
         assert_eq!(f.date("12/25/2024"), None);
@@ -211,7 +246,8 @@ mod tests {
             f.timestamp("2024-12-25 13:05:01.5").unwrap().to_string(),
             "2024-12-25 13:05:01.500"
         );
-        let dates_only = formats(None, Some("%m/%d/%Y"));
+        let dates_only = options(None, Some("%m/%d/%Y"));
+        let dates_only = Formats::of(&dates_only);
         assert_eq!(
             dates_only.timestamp("12/25/2024").unwrap().to_string(),
             "2024-12-25 00:00:00"
@@ -220,7 +256,8 @@ mod tests {
 
     #[test]
     fn a_text_column_is_a_date_when_every_sampled_value_is_one() {
-        let f = formats(Some("%d.%m.%Y"), Some("%d.%m.%Y %H:%M:%S"));
+        let f = options(Some("%d.%m.%Y"), Some("%d.%m.%Y %H:%M:%S"));
+        let f = Formats::of(&f);
         let sample = |v: &[Option<&str>]| StringArray::from(v.to_vec());
         assert_eq!(
             f.inferred_type(&sample(&[Some("01.02.2024"), None, Some("")])),
@@ -236,21 +273,22 @@ mod tests {
         );
         assert_eq!(f.inferred_type(&sample(&[None])), None);
         assert_eq!(
-            formats(None, None).inferred_type(&sample(&[Some("2024-01-01")])),
+            Formats::of(&options(None, None)).inferred_type(&sample(&[Some("2024-01-01")])),
             None
         );
     }
 
     #[test]
     fn a_value_out_of_format_is_an_error_naming_line_column_and_format() {
-        let f = formats(Some("%d/%m/%Y"), None);
+        let f = options(Some("%d/%m/%Y"), None);
+        let f = Formats::of(&f);
         let schema = Arc::new(Schema::new(vec![Field::new("d", DataType::Date32, true)]));
         let text: ArrayRef = Arc::new(StringArray::from(vec![
             Some("01/01/2024"),
             Some("31/02/2024"),
         ]));
         let read = RecordBatch::try_from_iter(vec![("d", text)]).unwrap();
-        let e = parse_batch(read, &schema, f, 10).unwrap_err();
+        let e = parse_batch(read, &schema, &f, 10).unwrap_err();
         assert_eq!(
             e,
             "line 11, column 'd': '31/02/2024' does not match dateformat '%d/%m/%Y'"
