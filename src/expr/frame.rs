@@ -387,8 +387,13 @@ impl WindowFrame {
         let a = keys.iter().position(Option::is_some).unwrap_or(len);
         let b = keys.iter().rposition(Option::is_some).map_or(a, |p| p + 1);
         let values: Vec<f64> = keys[a..b].iter().map(|v| v.unwrap_or(f64::NAN)).collect();
-        // A null's frame, offsets aside, is its peers: the other nulls.
-        let peers = WindowFrame::groups(Some(0), Some(0)).group_bounds(len, peer);
+        // A null's frame, offsets aside, is its peers: the other nulls
+        // (found only where there are nulls).
+        let peers = if a > 0 || b < len {
+            WindowFrame::groups(Some(0), Some(0)).group_bounds(len, peer)
+        } else {
+            Vec::new()
+        };
         (0..len)
             .map(|k| match keys[k] {
                 None => (

@@ -484,18 +484,13 @@ pub fn hash_join_streaming(
         };
         let read_probe =
             |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| morsels.for_each_ordered(emit);
-        let (readers, schemas): ([super::spill_partition::Reader<'_>; 2], _) = if build_is_left {
-            (
-                [&read_build, &read_probe],
-                [build.schema.clone(), probe.schema.clone()],
-            )
-        } else {
-            (
-                [&read_probe, &read_build],
-                [probe.schema.clone(), build.schema.clone()],
-            )
-        };
-        let out = super::join_spill::grace_join(readers, schemas, spec, (0, e))?;
+        let out = super::join_spill::grace_join_sides(
+            (&read_build, build.schema.clone()),
+            (&read_probe, probe.schema.clone()),
+            build_is_left,
+            spec,
+            (0, e),
+        )?;
         return Ok((out, None));
     }
     let mut table = JoinTable::new(
@@ -534,12 +529,13 @@ pub fn hash_join_from_disk(
 ) -> Result<Vec<RecordBatch>> {
     let read_build = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| build.for_each_ordered(emit);
     let read_probe = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| probe.for_each_ordered(emit);
-    let (readers, schemas): ([super::spill_partition::Reader<'_>; 2], _) = if build_is_left {
-        ([&read_build, &read_probe], [build_schema, probe_schema])
-    } else {
-        ([&read_probe, &read_build], [probe_schema, build_schema])
-    };
-    super::join_spill::grace_join(readers, schemas, spec, (0, why))
+    super::join_spill::grace_join_sides(
+        (&read_build, build_schema),
+        (&read_probe, probe_schema),
+        build_is_left,
+        spec,
+        (0, why),
+    )
 }
 
 fn indices(idx: &[u32]) -> UInt32Array {

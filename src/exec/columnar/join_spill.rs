@@ -57,3 +57,20 @@ pub(super) fn grace_join(
     }
     Ok(out)
 }
+
+/// [`grace_join`] of a join's build and probe sides, each a reader and
+/// its schema, put in left-right order by `build_is_left`.
+pub(super) fn grace_join_sides(
+    build: (Reader<'_>, SchemaRef),
+    probe: (Reader<'_>, SchemaRef),
+    build_is_left: bool,
+    spec: &JoinSpec<'_>,
+    why: (u32, SlothError),
+) -> Result<Vec<RecordBatch>> {
+    let (left, right) = if build_is_left {
+        (build, probe)
+    } else {
+        (probe, build)
+    };
+    grace_join([left.0, right.0], [left.1, right.1], spec, why)
+}
