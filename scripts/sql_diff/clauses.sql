@@ -17,3 +17,10 @@ select a, count(*) from t where c not in (select w from u where u.k = t.a) group
 select distinct on (a) a, b, c from t where b is not null order by a nulls first, b desc
 select distinct on (k % 5) k % 5 as g, w, v from u order by g, w desc, v nulls last
 select distinct on (a) a, flag, count(*) from t where a between 0 and 5 group by a, flag order by a, count(*) desc, flag nulls first
+select k, w, (select count(*) from t where t.a > u.k), (select sum(t.c) from t where t.a < u.k and t.b > cast(u.w as bigint) * 10000000000 - 500000000000), (select max(t.s) from t where t.a between u.k - 1 and u.k + 1) from u order by k nulls first, w, v nulls first
+select k, (select count(*) + 1 from t where t.a > u.k and t.flag), (select coalesce(min(t.d), 0) from t where t.a = u.w % 7 and t.c > u.k) from u order by k nulls first, w, v nulls first
+select k, w, k > all (select a from t where t.a < u.w % 11), k < any (select a from t where t.c > u.w - 50), k = all (select a from t where t.b < u.w) from u order by k nulls first, w, v nulls first
+select k, exists (select 1 from t where t.a > u.k + 10), k in (select a from t where t.c < u.w - 49), k not in (select a from t where t.a >= u.k and t.flag) from u order by k nulls first, w, v nulls first
+select count(*) from u where w > (select count(*) from t where t.a < u.k and t.c > 40)
+select k % 3 as g, sum((select count(*) from t where t.a > u.k)) from u group by 1 order by 1 nulls first
+select (select count(*) from t where t.a > u.k) as n, count(*) from u group by 1 order by 1

@@ -150,8 +150,19 @@ class Gen:
         )
 
     def subquery(self) -> str:
-        form = self.r.randrange(4)
+        form = self.r.randrange(6)
         p = self.predicate("u")
+        if form == 4:
+            # Correlated by a non-equality: planned per distinct outer value.
+            value = self.pick(["count(*)", "coalesce(sum(w), -1)", "max(v)", "count(v) + 1"])
+            cond = self.pick(["u.w > t.a * 5", "u.k < t.a and u.w >= t.c", "u.w between t.a and t.a + 20"])
+            return (f"select a, count(*), sum(length(cast((select {value} from u where {cond} and {p}) as varchar))) "
+                    f"from t group by a")
+        if form == 5:
+            op = self.pick(["<", "<=", ">", ">=", "=", "<>"])
+            q = self.pick(["all", "any"])
+            return (f"select count(*), sum(b) from t where a {op} {q} "
+                    f"(select k from u where u.w < t.c + 50 and {p})")
         if form == 3:
             # A correlated scalar subquery: outer rows without a match read
             # its value over no rows.

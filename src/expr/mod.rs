@@ -7,6 +7,7 @@
 mod frame;
 pub mod function;
 mod literal;
+mod null_rejection;
 mod typing;
 pub mod value;
 

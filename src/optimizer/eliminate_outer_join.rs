@@ -22,7 +22,6 @@ use std::sync::Arc;
 
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
-use crate::expr::{Expr, Operator};
 use crate::plan::{Join, JoinType, LogicalPlan, Transformed, join_schema};
 
 /// See the module documentation.
@@ -57,8 +56,8 @@ impl OptimizerRule for EliminateOuterJoin {
             };
             let (left_cols, right_cols) = (names(0..n_left), names(n_left..out.fields().len()));
             let conjuncts = predicate.clone().split_conjunction();
-            let rejects_left = conjuncts.iter().any(|c| rejects_nulls(c, &left_cols));
-            let rejects_right = conjuncts.iter().any(|c| rejects_nulls(c, &right_cols));
+            let rejects_left = conjuncts.iter().any(|c| c.rejects_nulls(&left_cols));
+            let rejects_right = conjuncts.iter().any(|c| c.rejects_nulls(&right_cols));
             let new_how = match (how, rejects_left, rejects_right) {
                 (JoinType::Left, _, true) | (JoinType::Right, true, _) => JoinType::Inner,
                 (JoinType::Full, true, true) => JoinType::Inner,
@@ -74,50 +73,6 @@ impl OptimizerRule for EliminateOuterJoin {
                 predicate: predicate.clone(),
             }))
         }
-    }
-}
-
-/// True when `e`, as a filter, drops every row whose `cols` are all NULL:
-/// it then evaluates to NULL or false.
-pub(crate) fn rejects_nulls(e: &Expr, cols: &HashSet<String>) -> bool {
-    match e {
-        Expr::Binary {
-            left,
-            op: Operator::And,
-            right,
-        } => rejects_nulls(left, cols) || rejects_nulls(right, cols),
-        Expr::Binary {
-            left,
-            op: Operator::Or,
-            right,
-        } => rejects_nulls(left, cols) && rejects_nulls(right, cols),
-        Expr::IsNotNull(inner) => is_null_when_null(inner, cols),
-        Expr::Not(inner) => match inner.as_ref() {
-            Expr::IsNull(x) => is_null_when_null(x, cols),
-            _ => is_null_when_null(e, cols),
-        },
-        other => is_null_when_null(other, cols),
-    }
-}
-
-/// True when `e` is NULL whenever all of `cols` are NULL (a strict
-/// expression over at least one of them).
-fn is_null_when_null(e: &Expr, cols: &HashSet<String>) -> bool {
-    match e {
-        Expr::Column(c) => cols.contains(c),
-        // `NULL AND false` is false and `NULL OR true` is true: not strict.
-        Expr::Binary {
-            op: Operator::And | Operator::Or,
-            ..
-        } => false,
-        Expr::Binary { left, right, .. } => {
-            is_null_when_null(left, cols) || is_null_when_null(right, cols)
-        }
-        Expr::Not(x) | Expr::Negative(x) | Expr::Cast(x, _) | Expr::Alias(x, _) => {
-            is_null_when_null(x, cols)
-        }
-        Expr::InList { expr, .. } => is_null_when_null(expr, cols),
-        _ => false,
     }
 }
 

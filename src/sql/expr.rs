@@ -448,7 +448,18 @@ pub fn convert(e: &ast::Expr, r: &dyn Resolver) -> Result<Expr> {
                 unreachable!("matched above")
             };
             let all = matches!(e, ast::Expr::AllOp { .. });
-            r.quantified_subquery(c(left)?, compare_op, all, q)?
+            match (compare_op, all) {
+                // `x = ANY (q)` is `x IN (q)` and `x <> ALL (q)` is `x NOT
+                // IN (q)`, nulls included.
+                (BinaryOperator::Eq, false) | (BinaryOperator::NotEq, true) => r
+                    .subquery_predicate(&ast::Expr::In {
+                        expr: left.clone(),
+                        target: ast::InTarget::Subquery(q.clone()),
+                        negated: all,
+                        global: false,
+                    })?,
+                _ => r.quantified_subquery(c(left)?, compare_op, all, q)?,
+            }
         }
         ast::Expr::Exists { .. } | ast::Expr::In { .. } => r.subquery_predicate(e)?,
         other => return Err(SlothError::unsupported(format!("expression '{other}'"))),

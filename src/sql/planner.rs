@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arrow::datatypes::DataType;
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 
 use super::SqlContext;
@@ -24,6 +25,8 @@ pub(super) struct ScopeColumn {
     pub(super) qualifier: String,
     pub(super) name: String,
     pub(super) internal: String,
+    /// Its type: what a subquery's decorrelation needs to stand in for it.
+    pub(super) data_type: DataType,
 }
 
 #[derive(Default, Clone)]
@@ -375,14 +378,17 @@ impl<'a> QueryPlanner<'a> {
         if order_by.is_empty() {
             return Ok(plan);
         }
+        let schema = plan.schema()?;
         let names = plan.column_names()?;
         let scope = Scope {
-            columns: names
+            columns: schema
+                .fields()
                 .iter()
-                .map(|n| ScopeColumn {
+                .map(|f| ScopeColumn {
                     qualifier: String::new(),
-                    name: n.clone(),
-                    internal: n.clone(),
+                    name: f.name().clone(),
+                    internal: f.name().clone(),
+                    data_type: f.data_type().clone(),
                 })
                 .collect(),
         };

@@ -21,14 +21,20 @@
 //!   first value per correlation key, or in all when uncorrelated), so it
 //!   yields one row, null when empty, and more than one row is an error
 //!   (`scalar_subquery_value`), never duplicated outer rows.
+//! - A subquery whose value is read (scalar, ALL / ANY, EXISTS or IN as a
+//!   value) and whose correlation is more than equalities is planned again
+//!   over a [`Domain`], the distinct outer values it reads, so that it
+//!   joins back on equalities to those values.
 //!
 //! Correlated references are resolved in the enclosing query's scope (one
 //! level up) and marked; the subquery's planner lifts the conjuncts that
 //! hold them out of its WHERE and exposes the inner columns they use.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::sync::Arc;
 
+use arrow::datatypes::{Field, Schema};
 use sqlparser::ast;
 
 use super::expr::{Resolver, convert};
@@ -36,7 +42,8 @@ use super::planner::{QueryPlanner, Scope, ident};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, Expr, Operator, ScalarValue, col, count_star, lit, when};
 use crate::functions;
-use crate::plan::{Join, JoinType, LogicalPlan};
+use crate::io::ScanSource;
+use crate::plan::{Join, JoinType, LogicalPlan, Scan, Transformed};
 
 /// Prefix marking a column resolved in the enclosing query.
 pub(in crate::sql) const OUTER: &str = "\u{1}";
@@ -50,6 +57,10 @@ pub(in crate::sql) struct PendingJoin {
     filter: Option<Expr>,
     /// Applied above the join (NOT IN's null handling).
     post_filter: Option<Expr>,
+    /// The outer values `plan` was planned against, when its correlation
+    /// is more than equalities: built from the outer rows as they are
+    /// joined.
+    domain: Option<Arc<Domain>>,
 }
 
 impl PendingJoin {
@@ -72,15 +83,91 @@ impl PendingJoin {
     }
 }
 
+/// The distinct outer values that a subquery correlated by more than
+/// equalities is planned against, DuckDB's "delim join": `(select count(*)
+/// from r where r.x > t.y)` becomes, for each distinct `t.y` (a column
+/// `__dom<id>.0`), the count of `r` rows above it, grouped by that column
+/// and left-joined back to `t` on it. The subquery is planned over a
+/// stand-in scan of that schema, which [`SelectResolver::apply_pending`]
+/// replaces with the distinct values of the outer rows it joins.
+pub(in crate::sql) struct Domain {
+    /// The stand-in's (empty) rows: they identify it in the plan.
+    stand_in_rows: Arc<Vec<arrow::record_batch::RecordBatch>>,
+    stand_in: Arc<LogicalPlan>,
+    /// (outer column, domain column), in the domain's column order.
+    columns: Vec<(String, String)>,
+}
+
+impl Domain {
+    /// The domain column that stands for the outer column `outer`.
+    pub(in crate::sql) fn column_for(&self, outer: &str) -> Option<&str> {
+        self.columns
+            .iter()
+            .find(|(o, _)| o == outer)
+            .map(|(_, d)| d.as_str())
+    }
+
+    /// The stand-in scan and the names of its columns: a FROM item.
+    pub(in crate::sql) fn item(&self) -> (Arc<LogicalPlan>, HashSet<String>) {
+        let names = self.columns.iter().map(|(_, d)| d.clone()).collect();
+        (self.stand_in.clone(), names)
+    }
+
+    /// The domain columns, in order.
+    fn column_names(&self) -> impl Iterator<Item = &str> {
+        self.columns.iter().map(|(_, d)| d.as_str())
+    }
+
+    /// (outer column, domain column) pairs, in the domain's order.
+    pub(in crate::sql) fn columns(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.columns.iter().map(|(o, d)| (o.as_str(), d.as_str()))
+    }
+
+    /// `plan` with the stand-in replaced by the distinct values of
+    /// `outer_values` (one expression per domain column) over `outer`.
+    fn substitute(
+        &self,
+        plan: &LogicalPlan,
+        outer: &Arc<LogicalPlan>,
+        outer_values: &[Expr],
+    ) -> Result<Arc<LogicalPlan>> {
+        let values = LogicalPlan::Distinct {
+            input: Arc::new(LogicalPlan::Project {
+                input: outer.clone(),
+                exprs: outer_values
+                    .iter()
+                    .zip(self.column_names())
+                    .map(|(e, d)| e.clone().alias(d))
+                    .collect(),
+            }),
+        };
+        let replaced = plan.transform_up(&mut |node| match &node {
+            LogicalPlan::Scan(scan)
+                if matches!(&scan.source, ScanSource::Memory { batches, .. }
+                    if Arc::ptr_eq(batches, &self.stand_in_rows)) =>
+            {
+                Ok(Transformed::yes(values.clone()))
+            }
+            _ => Ok(Transformed::no(node)),
+        })?;
+        Ok(Arc::new(replaced.data))
+    }
+}
+
 /// A planned subquery, its columns renamed `__sq<id>.<name>`.
 struct Subquery {
     plan: Arc<LogicalPlan>,
+    /// The prefix of its columns, `__sq<id>.`.
+    prefix: String,
     /// Output columns (correlation columns excluded).
     values: Vec<String>,
     /// (outer expression, subquery column) equalities.
     keys: Vec<(Expr, Expr)>,
     /// Other correlated conditions, over outer and subquery columns.
     filter: Option<Expr>,
+    /// The outer values it was planned against, if any (then `keys` pair
+    /// the outer columns with their domain columns and `filter` is none).
+    domain: Option<Arc<Domain>>,
 }
 
 /// Resolves names for one SELECT: its own scope first, then (marked) the
@@ -92,6 +179,9 @@ pub(in crate::sql) struct SelectResolver<'p, 'a> {
     pub pending: RefCell<Vec<PendingJoin>>,
     /// The SELECT's `WINDOW name AS (..)` definitions.
     pub windows: &'p [ast::NamedWindowDefinition],
+    /// The outer values a subquery is planned against: its outer columns
+    /// resolve to the domain's.
+    pub domain: Option<&'p Domain>,
 }
 
 impl Resolver for SelectResolver<'_, '_> {
@@ -111,7 +201,10 @@ impl Resolver for SelectResolver<'_, '_> {
             Err(e @ SlothError::ColumnNotFound { .. }) => match self.outer {
                 Some(o) => o
                     .resolve(qualifier, name)
-                    .map(|n| format!("{OUTER}{n}"))
+                    .map(|n| match self.domain.and_then(|d| d.column_for(&n)) {
+                        Some(d) => d.to_string(),
+                        None => format!("{OUTER}{n}"),
+                    })
                     .map_err(|_| e),
                 None => Err(e),
             },
@@ -145,12 +238,7 @@ impl Resolver for SelectResolver<'_, '_> {
                 )));
             }
         };
-        let sq = self.planner.plan_subquery(&q, self.scope)?;
-        if sq.filter.is_some() {
-            return Err(SlothError::unsupported(
-                "a subquery correlated by a non-equality outside a WHERE condition",
-            ));
-        }
+        let sq = self.planner.plan_value_subquery(&q, self.scope)?;
         let id = self.planner.next_id();
         let [n, nn, hit] = ["__n", "__nn", "__hit"].map(|s| format!("__sq{id}.{s}"));
         let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
@@ -186,6 +274,7 @@ impl Resolver for SelectResolver<'_, '_> {
             right_on: right_on.clone(),
             filter: None,
             post_filter: None,
+            domain: sq.domain.clone(),
         });
         let rows = Expr::Function(functions::COALESCE, vec![col(n.as_str()), lit(0i64)]);
         let (Some(x), Some(value)) = (x, value) else {
@@ -210,6 +299,7 @@ impl Resolver for SelectResolver<'_, '_> {
             right_on: hit_right,
             filter: None,
             post_filter: None,
+            domain: sq.domain,
         });
         let null = Expr::Literal(ScalarValue::Boolean(None));
         let found = when(col(hit.as_str()).is_not_null())
@@ -232,18 +322,13 @@ impl Resolver for SelectResolver<'_, '_> {
         q: &ast::Query,
     ) -> Result<Expr> {
         use ast::BinaryOperator as B;
-        let sq = self.planner.plan_subquery(q, self.scope)?;
+        let sq = self.planner.plan_value_subquery(q, self.scope)?;
         let [value] = sq.values.as_slice() else {
             return Err(SlothError::plan(format!(
                 "a subquery of ALL / ANY must return one column, got {}",
                 sq.values.len()
             )));
         };
-        if sq.filter.is_some() {
-            return Err(SlothError::unsupported(
-                "a correlated ALL / ANY subquery whose correlation is not an equality",
-            ));
-        }
         let id = self.planner.next_id();
         let [n, nn, min, max] = ["__n", "__nn", "__min", "__max"].map(|s| format!("__sq{id}.{s}"));
         let v = col(value.as_str());
@@ -295,6 +380,7 @@ impl Resolver for SelectResolver<'_, '_> {
             right_on,
             filter: None,
             post_filter: None,
+            domain: sq.domain,
         });
         let null = Expr::Literal(ScalarValue::Boolean(None));
         let rows = Expr::Function(functions::COALESCE, vec![col(n.as_str()), lit(0i64)]);
@@ -310,7 +396,7 @@ impl Resolver for SelectResolver<'_, '_> {
     }
 
     fn scalar_subquery(&self, q: &ast::Query) -> Result<Expr> {
-        let sq = self.planner.plan_subquery(q, self.scope)?;
+        let sq = self.planner.plan_value_subquery(q, self.scope)?;
         let [value] = sq.values.as_slice() else {
             return Err(SlothError::plan(format!(
                 "a scalar subquery must return one column, got {}",
@@ -318,11 +404,7 @@ impl Resolver for SelectResolver<'_, '_> {
             )));
         };
         let value_name = value.clone();
-        if sq.filter.is_some() {
-            return Err(SlothError::unsupported(
-                "a correlated scalar subquery whose correlation is not an equality",
-            ));
-        }
+        let domain = sq.domain.clone();
         let correlated = !sq.keys.is_empty();
         let (left_on, right_on): (Vec<Expr>, Vec<Expr>) = sq.keys.into_iter().unzip();
         let how = per_key_join(&left_on);
@@ -351,6 +433,7 @@ impl Resolver for SelectResolver<'_, '_> {
             right_on,
             filter: None,
             post_filter: None,
+            domain,
         });
         Ok(value)
     }
@@ -386,7 +469,7 @@ impl SelectResolver<'_, '_> {
         match c {
             ast::Expr::Exists { subquery, negated } => {
                 let subquery = rows_that_exist(subquery);
-                let sq = self.planner.plan_subquery(&subquery, self.scope)?;
+                let sq = self.planner.plan_subquery(&subquery, self.scope, None)?;
                 let (left_on, right_on) = if sq.keys.is_empty() {
                     // Uncorrelated, or correlated by its filter alone: every
                     // (outer, inner) pair is a candidate, one constant key.
@@ -406,6 +489,7 @@ impl SelectResolver<'_, '_> {
                     right_on,
                     filter: sq.filter,
                     post_filter: None,
+                    domain: None,
                 });
                 Ok(true)
             }
@@ -462,7 +546,7 @@ impl SelectResolver<'_, '_> {
                     return self.row_in_subquery(items, q, *negated);
                 }
                 let x = convert(expr, self)?;
-                let sq = self.planner.plan_subquery(q, self.scope)?;
+                let sq = self.planner.plan_subquery(q, self.scope, None)?;
                 let [value] = sq.values.as_slice() else {
                     return Err(SlothError::plan(format!(
                         "IN (subquery) must return one column, got {}",
@@ -507,6 +591,7 @@ impl SelectResolver<'_, '_> {
                     right_on,
                     filter: None,
                     post_filter: None,
+                    domain: None,
                 });
                 pending.push(PendingJoin {
                     plan: Arc::new(stats),
@@ -515,6 +600,7 @@ impl SelectResolver<'_, '_> {
                     right_on: vec![],
                     filter: None,
                     post_filter: Some(keep),
+                    domain: None,
                 });
                 Ok(true)
             }
@@ -536,7 +622,7 @@ impl SelectResolver<'_, '_> {
             .iter()
             .map(|i| convert(i, self))
             .collect::<Result<Vec<_>>>()?;
-        let sq = self.planner.plan_subquery(q, self.scope)?;
+        let sq = self.planner.plan_subquery(q, self.scope, None)?;
         if xs.len() == 1 && sq.values.len() != 1 {
             return Err(SlothError::plan(format!(
                 "IN (subquery) must return one column, got {}",
@@ -560,16 +646,22 @@ impl SelectResolver<'_, '_> {
             right_on,
             filter: sq.filter,
             post_filter: None,
+            domain: None,
         });
         Ok(true)
     }
 
     /// Adds the collected joins on top of `plan`.
-    pub fn apply_pending(&self, mut plan: LogicalPlan) -> LogicalPlan {
+    pub fn apply_pending(&self, mut plan: LogicalPlan) -> Result<LogicalPlan> {
         for p in self.pending.borrow_mut().drain(..) {
+            let left = Arc::new(plan);
+            let right = match &p.domain {
+                Some(d) => d.substitute(&p.plan, &left, &p.left_on[..d.columns.len()])?,
+                None => p.plan,
+            };
             plan = LogicalPlan::Join(Join {
-                left: Arc::new(plan),
-                right: p.plan,
+                left,
+                right,
                 left_on: p.left_on,
                 right_on: p.right_on,
                 how: p.how,
@@ -582,8 +674,14 @@ impl SelectResolver<'_, '_> {
                 };
             }
         }
-        plan
+        Ok(plan)
     }
+}
+
+/// True if `plan` computes a window function anywhere.
+fn plan_has_window(plan: &LogicalPlan) -> bool {
+    matches!(plan, LogicalPlan::Window { .. })
+        || plan.inputs().into_iter().any(|i| plan_has_window(i))
 }
 
 /// How a subquery's per-key result joins the outer rows: a left join on
@@ -740,13 +838,104 @@ fn at_most_one_row(
 }
 
 impl QueryPlanner<'_> {
-    /// Plans a subquery of a query whose scope is `outer`.
-    fn plan_subquery(&self, q: &ast::Query, outer: &Scope) -> Result<Subquery> {
+    /// Plans a subquery whose value (not only whether it has rows) the
+    /// outer query reads: one correlated by more than equalities is
+    /// planned again against the [`Domain`] of the outer columns it reads,
+    /// so that it joins back on equalities.
+    fn plan_value_subquery(&self, q: &ast::Query, outer: &Scope) -> Result<Subquery> {
+        let sq = self.plan_subquery(q, outer, None)?;
+        let Some(filter) = &sq.filter else {
+            return Ok(sq);
+        };
+        let correlation = sq
+            .keys
+            .iter()
+            .fold(filter.clone(), |c, (o, i)| c.and(o.clone().eq(i.clone())));
+        let mut outer_columns: Vec<String> = Vec::new();
+        for c in correlation.columns() {
+            if !c.starts_with(&sq.prefix) && !outer_columns.contains(&c) {
+                outer_columns.push(c);
+            }
+        }
+        // An outer row whose column is null finds no domain row to join
+        // (keys compare with `=`), so it reads the subquery's value over no
+        // rows: right only when the condition holds for no row then.
+        if let Some(c) = outer_columns
+            .iter()
+            .find(|c| !correlation.rejects_nulls(&HashSet::from([c.to_string()])))
+        {
+            return Err(SlothError::unsupported(format!(
+                "a correlated subquery whose condition can hold when outer column '{c}' is NULL"
+            )));
+        }
+        let domain = Arc::new(self.domain(outer, outer_columns)?);
+        let sq = self.plan_subquery(q, outer, Some(&domain))?;
+        if sq.filter.is_some() {
+            return Err(SlothError::unsupported(
+                "a correlated subquery whose correlation is not an equality, in this position",
+            ));
+        }
+        if plan_has_window(&sq.plan) {
+            return Err(SlothError::unsupported(
+                "window functions in a subquery correlated by a non-equality",
+            ));
+        }
+        Ok(Subquery {
+            domain: Some(domain),
+            ..sq
+        })
+    }
+
+    /// A [`Domain`] for the outer columns `columns` of the scope `outer`.
+    fn domain(&self, outer: &Scope, columns: Vec<String>) -> Result<Domain> {
+        let id = self.next_id();
+        let mut fields = Vec::new();
+        let mut pairs = Vec::new();
+        for (k, c) in columns.into_iter().enumerate() {
+            let data_type = outer
+                .columns
+                .iter()
+                .find(|s| s.internal == c)
+                .map(|s| s.data_type.clone())
+                .ok_or_else(|| {
+                    SlothError::unsupported(format!(
+                        "a correlated subquery reading outer expression '{c}'"
+                    ))
+                })?;
+            let name = format!("__dom{id}.{k}");
+            fields.push(Field::new(name.as_str(), data_type, true));
+            pairs.push((c, name));
+        }
+        let schema = Arc::new(Schema::new(fields));
+        let stand_in_rows = Arc::new(Vec::new());
+        let stand_in = Arc::new(LogicalPlan::Scan(Scan {
+            source: ScanSource::Memory {
+                schema,
+                batches: stand_in_rows.clone(),
+            },
+            projection: None,
+            filters: vec![],
+        }));
+        Ok(Domain {
+            stand_in_rows,
+            stand_in,
+            columns: pairs,
+        })
+    }
+
+    /// Plans a subquery of a query whose scope is `outer` (against
+    /// `domain`'s values, if given).
+    fn plan_subquery(
+        &self,
+        q: &ast::Query,
+        outer: &Scope,
+        domain: Option<&Domain>,
+    ) -> Result<Subquery> {
         let (plan, correlated) = match q.body.as_ref() {
             ast::SetExpr::Select(s)
                 if q.with.is_none() && q.order_by.is_none() && q.limit_clause.is_none() =>
             {
-                self.plan_select_inner(s, &[], Some(outer))?
+                self.plan_select_inner(s, &[], Some(outer), domain)?
             }
             _ => (self.plan_query(q)?, vec![]),
         };
@@ -799,9 +988,11 @@ impl QueryPlanner<'_> {
         }
         Ok(Subquery {
             plan,
+            prefix,
             values,
             keys,
             filter: Expr::conjunction(filters),
+            domain: None,
         })
     }
 }

@@ -249,7 +249,7 @@ pub(super) fn aggregate(
         .into_iter()
         .partition(|p| p.provides_any(&early_columns));
     resolver.pending.borrow_mut().extend(early);
-    let plan = resolver.apply_pending(plan);
+    let plan = resolver.apply_pending(plan)?;
     let mut aggs: Vec<Expr> = Vec::new();
     for e in outputs.exprs() {
         e.visit(&mut |n| {
@@ -325,7 +325,7 @@ pub(super) fn aggregate(
         Err(sets) => grouping_sets(plan, &keys, &aggs, sets)?,
     };
     resolver.pending.borrow_mut().extend(late);
-    plan = resolver.apply_pending(plan);
+    plan = resolver.apply_pending(plan)?;
     if let Some(h) = having {
         plan = LogicalPlan::Filter {
             input: Arc::new(plan),

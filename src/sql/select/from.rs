@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+use arrow::datatypes::DataType;
 use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor};
 
 use crate::error::{Result, SlothError};
@@ -119,8 +120,13 @@ impl QueryPlanner<'_> {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         let mut factor_cols = Vec::new();
         for f in &factors {
-            let cols = f.plan.column_names()?;
-            for c in &cols {
+            let schema = f.plan.schema()?;
+            let cols: Vec<(String, DataType)> = schema
+                .fields()
+                .iter()
+                .map(|f| (f.name().clone(), f.data_type().clone()))
+                .collect();
+            for (c, _) in &cols {
                 *counts.entry(c.clone()).or_default() += 1;
             }
             factor_cols.push(cols);
@@ -132,7 +138,7 @@ impl QueryPlanner<'_> {
             let mut renamed = false;
             let mut exprs = Vec::new();
             let mut internals = HashSet::new();
-            for c in cols {
+            for (c, data_type) in cols {
                 let internal = if counts[&c] > 1 {
                     format!("{}.{c}", f.qualifier)
                 } else {
@@ -155,6 +161,7 @@ impl QueryPlanner<'_> {
                     qualifier: f.qualifier.clone(),
                     name: c,
                     internal,
+                    data_type,
                 });
             }
             let plan = if renamed {

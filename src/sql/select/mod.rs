@@ -29,7 +29,7 @@ use crate::error::{Result, SlothError};
 use crate::expr::{Expr, col};
 use crate::plan::LogicalPlan;
 use crate::sql::planner::{QueryPlanner, Scope};
-use crate::sql::subquery::SelectResolver;
+use crate::sql::subquery::{Domain, OUTER, SelectResolver};
 use crate::sql::unsupported::check_select;
 
 use from::one_row;
@@ -41,36 +41,47 @@ impl QueryPlanner<'_> {
         s: &ast::Select,
         order_by: &[&ast::OrderByExpr],
     ) -> Result<LogicalPlan> {
-        Ok(self.plan_select_inner(s, order_by, None)?.0)
+        Ok(self.plan_select_inner(s, order_by, None, None)?.0)
     }
 
     /// Plans a SELECT. With `outer` (a subquery), conditions that read the
     /// outer query's columns are returned instead of applied, with the inner
-    /// columns they use exposed as outputs `__c<i>`.
+    /// columns they use exposed as outputs `__c<i>`. With a `domain` too,
+    /// the SELECT is planned once per row of it: the domain joins FROM,
+    /// the outer columns it holds read its columns, and those are grouped
+    /// by and returned as equalities to the outer columns.
     pub(in crate::sql) fn plan_select_inner(
         &self,
         s: &ast::Select,
         order_by: &[&ast::OrderByExpr],
         outer: Option<&Scope>,
+        domain: Option<&Domain>,
     ) -> Result<(LogicalPlan, Vec<Expr>)> {
         check_select(s)?;
-        let (from_items, scope) = if s.from.is_empty() {
+        let (mut from_items, scope) = if s.from.is_empty() {
             one_row()?
         } else {
             self.plan_from(&s.from)?
         };
+        from_items.extend(domain.map(Domain::item));
         let resolver = SelectResolver {
             planner: self,
             scope: &scope,
             outer,
             pending: RefCell::new(vec![]),
             windows: &s.named_window,
+            domain,
         };
         let where_clause::Filtered {
             mut plan,
-            correlated,
-            correlated_columns,
+            mut correlated,
+            mut correlated_columns,
         } = where_clause::filter(&resolver, s.selection.as_ref(), from_items)?;
+        for (outer_column, column) in domain.iter().flat_map(|d| d.columns()) {
+            let exposed = format!("__c{}", correlated_columns.len());
+            correlated.push(col(format!("{OUTER}{outer_column}")).eq(col(exposed)));
+            correlated_columns.push(column.to_string());
+        }
 
         let mut items = projection::select_items(&resolver, s)?;
         let visible = items.len();
@@ -101,7 +112,7 @@ impl QueryPlanner<'_> {
             plan = aggregate::aggregate(&resolver, plan, grouping, &mut outputs, pending)?;
         } else {
             resolver.pending.borrow_mut().extend(pending);
-            plan = resolver.apply_pending(plan);
+            plan = resolver.apply_pending(plan)?;
         }
 
         plan = windows_and_qualify(plan, &mut outputs);

@@ -45,7 +45,7 @@ pub(super) fn filter(
         }
     }
     let (plan, conjuncts) = combine_items(items, conjuncts)?;
-    let mut plan = resolver.apply_pending(plan);
+    let mut plan = resolver.apply_pending(plan)?;
     if let Some(p) = Expr::conjunction(conjuncts) {
         plan = LogicalPlan::Filter {
             input: Arc::new(plan),
