@@ -44,23 +44,31 @@ pub mod datagen;
 #[cfg(feature = "datagen")]
 pub mod queries;
 
-// The engine's insides: public only so that the crate's own integration
-// tests and benchmarks reach them, hidden from the documentation, and no
-// part of the API (they change without notice).
-#[doc(hidden)]
-pub mod exec;
-#[doc(hidden)]
-pub mod gpu;
-#[doc(hidden)]
-pub mod kernels;
-#[doc(hidden)]
+// The engine's insides: crate-private. The crate's own tests and
+// benchmarks reach them through the `internals` feature (a dev-dependency
+// of the crate on itself), hidden from the documentation; a program that
+// embeds sloth sees only the API above and below.
+macro_rules! internal_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
+internal_modules!(exec, gpu, kernels, optimizer, physical, physical_expr);
+
 pub mod memory;
-#[doc(hidden)]
-pub mod optimizer;
-#[doc(hidden)]
-pub mod physical;
-#[doc(hidden)]
-pub mod physical_expr;
+
+/// The processes of a Ballista cluster (feature `ballista`): what `sloth
+/// scheduler` and `sloth executor` run, for programs that start their own.
+#[cfg(feature = "ballista")]
+pub mod cluster {
+    pub use crate::exec::datafusion::ballista::{
+        ExecutorOptions, SchedulerOptions, serve_executor, serve_scheduler,
+    };
+}
 
 pub use config::SessionConfig;
 pub use error::{Result, SlothError};
@@ -69,7 +77,7 @@ pub use frame::{DataFrame, LazyFrame};
 
 /// The names most programs need.
 pub mod prelude {
-    pub use crate::config::{Device, Engine, SessionConfig};
+    pub use crate::config::{Device, Engine, OptimizerOptions, SessionConfig};
     pub use crate::error::{Result, SlothError};
     pub use crate::exec::CancelToken;
     pub use crate::expr::{
@@ -77,6 +85,5 @@ pub mod prelude {
         count_star, lit, when,
     };
     pub use crate::frame::{DataFrame, LazyFrame};
-    pub use crate::optimizer::OptimizerOptions;
     pub use crate::plan::JoinType;
 }

@@ -199,6 +199,7 @@ impl ExecContext {
     }
 
     /// This context, with aggregation tables splitting past `groups`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn with_agg_split_groups(mut self, groups: usize) -> Self {
         self.agg_split_groups = groups;
         self
@@ -332,6 +333,7 @@ pub fn rows_memory_size(batches: &[RecordBatch]) -> usize {
 }
 
 /// Runs `plan` and returns its output batches.
+#[cfg(any(test, feature = "internals"))]
 pub fn execute(plan: &PhysicalPlan) -> Result<Vec<RecordBatch>> {
     execute_with(plan, &ExecContext::default())
 }

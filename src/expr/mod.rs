@@ -2,7 +2,7 @@
 //!
 //! Expressions name columns; they are resolved against a schema (and their
 //! operand types coerced) only when the physical planner turns them into
-//! [`crate::physical_expr::PhysicalExpr`]s.
+//! `PhysicalExpr`s (`physical_expr`).
 
 mod frame;
 pub mod function;

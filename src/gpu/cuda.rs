@@ -264,7 +264,7 @@ impl Gpu {
         }
         if aggs.is_empty() {
             // DISTINCT: a count into scratch space inserts the keys.
-            self.aggregate(&mut pass, AggKind::Count, &Values::Rows(n), &mut timing)?;
+            self.aggregate(&mut pass, AggKind::Count, &Values::Rows, &mut timing)?;
         }
         let ((dense, groups, null_group), ms) = self.timed(|| {
             if self.stream.clone_dtoh(&pass.overflow).map_err(err)?[0] != 0 {
@@ -349,6 +349,7 @@ impl Gpu {
 
     /// Device memory bandwidth as a device-to-device copy of `bytes`
     /// achieves it (each byte read once and written once), bytes per second.
+    #[cfg(feature = "datagen")]
     pub fn copy_bandwidth(&self, bytes: usize) -> Result<f64, String> {
         let words = bytes / 8;
         let src = self.stream.alloc_zeros::<u64>(words).map_err(err)?;
@@ -418,7 +419,7 @@ impl Gpu {
             AggKind::Max => "max",
         };
         Ok(match (op, values) {
-            ("count", v) | (_, v @ Values::Rows(_)) => {
+            ("count", v) | (_, v @ Values::Rows) => {
                 let (acc, counts) =
                     self.slot_pass::<u64>(pass, "count", (None, v.validity()), true, timing)?;
                 drop(acc);

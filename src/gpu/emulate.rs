@@ -260,7 +260,7 @@ pub fn group_by(
         .iter()
         .map(|(kind, values)| (kind, values, (shared, needs_counts(*kind, values))))
         .map(|(kind, values, mode)| match (kind, values) {
-            (AggKind::Count, v) | (_, v @ Values::Rows(_)) => {
+            (AggKind::Count, v) | (_, v @ Values::Rows) => {
                 (RawValues::None, count(&mut slots, v.validity()))
             }
             (AggKind::Sum | AggKind::Mean, Values::F64(v, vv)) => {
@@ -448,7 +448,7 @@ mod tests {
                 shared: true
             }
         );
-        let aggs = [(AggKind::Count, Values::Rows(keys.len()))];
+        let aggs = [(AggKind::Count, Values::Rows)];
         let raw = group_by(&keys, None, &aggs, plan).unwrap();
         assert_eq!(raw.groups(), 100);
         let counts = raw.aggs[0].counts.as_ref().unwrap();
@@ -465,7 +465,7 @@ mod tests {
             .collect();
         let plan = TablePlan::for_keys(&keys);
         assert!(plan.capacity < 5000, "{plan:?}");
-        let aggs = [(AggKind::Count, Values::Rows(keys.len()))];
+        let aggs = [(AggKind::Count, Values::Rows)];
         assert!(group_by(&keys, None, &aggs, plan).is_none());
         let raw = group_by(&keys, None, &aggs, TablePlan::for_every_row(keys.len())).unwrap();
         assert_eq!(raw.groups(), 5010);

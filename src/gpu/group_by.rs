@@ -170,7 +170,7 @@ pub fn try_group_by(
         .map(|((kind, _), (v, valid))| {
             let valid = valid.as_deref();
             let lane = match v {
-                None => Values::Rows(rows),
+                None => Values::Rows,
                 Some(v) => match v.data_type() {
                     DataType::Float64 => Values::F64(
                         v.as_any()

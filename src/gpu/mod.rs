@@ -199,6 +199,7 @@ pub fn try_operator(
 }
 
 /// For the GPU tests: a one-line reason when they must be skipped.
+#[cfg(any(test, feature = "internals"))]
 pub fn skip_reason() -> Option<String> {
     availability().err()
 }

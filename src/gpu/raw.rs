@@ -30,8 +30,8 @@ pub enum Values<'a> {
     F64(&'a [f64], Option<&'a [u8]>),
     /// Int64 values and validity bitmap.
     I64(&'a [i64], Option<&'a [u8]>),
-    /// No values: `count(*)` over this many rows.
-    Rows(usize),
+    /// No values: `count(*)` over the rows.
+    Rows,
 }
 
 impl Values<'_> {
@@ -39,7 +39,7 @@ impl Values<'_> {
     pub fn validity(&self) -> Option<&[u8]> {
         match self {
             Values::F64(_, v) | Values::I64(_, v) => *v,
-            Values::Rows(_) => None,
+            Values::Rows => None,
         }
     }
 }
@@ -90,7 +90,7 @@ impl RawGroupBy {
 /// maximum of a column without nulls skips that atomic per row.
 pub fn needs_counts(kind: AggKind, values: &Values<'_>) -> bool {
     matches!(kind, AggKind::Count | AggKind::Mean)
-        || matches!(values, Values::Rows(_))
+        || matches!(values, Values::Rows)
         || values.validity().is_some()
 }
 

@@ -149,11 +149,13 @@ impl<K: FlatKey> FlatTable<K> {
     }
 
     /// Keys held.
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True if no key is held.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -256,6 +258,7 @@ impl WideTable {
     }
 
     /// True if no group is held.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
     }

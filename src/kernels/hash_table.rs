@@ -394,7 +394,7 @@ impl GroupTable {
 
     /// Moves a packed or wide table to byte rows, keeping every group's id;
     /// other tables are left as they are.
-    pub fn into_rows(&mut self, encoder: &KeyEncoder) -> Result<()> {
+    pub fn convert_to_rows(&mut self, encoder: &KeyEncoder) -> Result<()> {
         let columns = match (&*self, encoder) {
             (GroupTable::Packed { keys, .. }, KeyEncoder::Packed(layout, _)) => {
                 layout.decode(keys)?
@@ -477,6 +477,7 @@ impl GroupTable {
     }
 
     /// True if no group exists yet.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -531,7 +532,7 @@ impl GroupTable {
         groups: &mut Vec<u32>,
     ) -> Result<()> {
         if matches!(keys, KeyBatch::Rows(..)) {
-            self.into_rows(encoder)?;
+            self.convert_to_rows(encoder)?;
         }
         match rows {
             None => self.insert_selected(keys, hashes, hashes.len(), |j| j, groups),

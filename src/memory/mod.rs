@@ -2,12 +2,12 @@
 //! draws from, and the temporary files an operator writes when its state
 //! would not fit.
 //!
-//! A query runs under one [`MemoryPool`] whose limit comes from the
+//! A query runs under one `MemoryPool` whose limit comes from the
 //! `memory_limit` setting (by default 80% of the memory this process may
 //! use: the cgroup limit where one is set, else the machine's). An
 //! operator that builds state (a hash aggregate's groups, a sort's rows)
-//! holds a [`Reservation`] and grows it *before* it grows the state; when
-//! the pool refuses, the operator spills to a [`SpillDir`] instead of
+//! holds a `Reservation` and grows it *before* it grows the state; when
+//! the pool refuses, the operator spills to a `SpillDir` instead of
 //! growing, and fails with [`SlothError::MemoryLimit`] only when a single
 //! unit of work cannot fit.
 //!
@@ -18,7 +18,8 @@ mod size;
 mod spill;
 mod system;
 
-pub use pool::{MemoryPool, Reservation};
+pub(crate) use pool::{MemoryPool, Reservation};
 pub use size::{format_bytes, parse_bytes};
-pub use spill::{SpillDir, SpillFile, SpillWriter, remove_spill_dirs};
+pub use spill::remove_spill_dirs;
+pub(crate) use spill::{SpillDir, SpillFile, SpillWriter};
 pub use system::{default_memory_limit, system_memory};

@@ -60,6 +60,7 @@ impl MemoryPool {
     }
 
     /// A pool without a limit.
+    #[cfg(test)]
     pub fn unbounded() -> Arc<Self> {
         Self::new(u64::MAX)
     }
@@ -70,6 +71,7 @@ impl MemoryPool {
     }
 
     /// Bytes reserved now.
+    #[cfg(test)]
     pub fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)
     }

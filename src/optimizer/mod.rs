@@ -127,6 +127,7 @@ pub struct Optimized {
     /// rule that rewrites its own output on every pass (a projection added
     /// above another each time) never does; the plan is still correct, but
     /// the tests require convergence.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub converged: bool,
 }
 

@@ -2,7 +2,7 @@
 //! vectorized, fused execution buys over a tuple-at-a-time engine.
 //!
 //! [`profile`] runs one physical plan three ways — row-wise
-//! ([`crate::exec::rowwise`]), columnar with every operator as its own step
+//! (the `exec::rowwise` executor), columnar with every operator as its own step
 //! (so each can be timed), and columnar with fusion (the default executor) —
 //! and lines the per-operator figures up. [`Profile::to_text`], `to_json`
 //! and `to_svg` render them.

@@ -950,9 +950,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Gen(g) => generate(g),
         Command::GpuSweep { max_rows } => sloth::queries::gpu_sweep::run(max_rows),
         #[cfg(feature = "ballista")]
-        Command::Scheduler { bind } => sloth::exec::datafusion::ballista::serve_scheduler(
-            &sloth::exec::datafusion::ballista::SchedulerOptions { bind },
-        ),
+        Command::Scheduler { bind } => {
+            sloth::cluster::serve_scheduler(&sloth::cluster::SchedulerOptions { bind })
+        }
         #[cfg(feature = "ballista")]
         Command::Executor {
             scheduler,
@@ -961,19 +961,17 @@ fn run(cli: Cli) -> Result<()> {
             grpc_port,
             slots,
             work_dir,
-        } => sloth::exec::datafusion::ballista::serve_executor(
-            &sloth::exec::datafusion::ballista::ExecutorOptions {
-                scheduler: sloth::SessionConfig::new()
-                    .with_scheduler(&scheduler)?
-                    .scheduler
-                    .unwrap_or(scheduler),
-                bind_host,
-                port,
-                grpc_port,
-                slots,
-                work_dir,
-            },
-        ),
+        } => sloth::cluster::serve_executor(&sloth::cluster::ExecutorOptions {
+            scheduler: sloth::SessionConfig::new()
+                .with_scheduler(&scheduler)?
+                .scheduler
+                .unwrap_or(scheduler),
+            bind_host,
+            port,
+            grpc_port,
+            slots,
+            work_dir,
+        }),
     }
 }
 

@@ -532,7 +532,7 @@ impl Spec<'_> {
     fn collapse_to_rows(&self, mut parts: Vec<Part>) -> Result<Part> {
         if let Some(e) = &self.encoder {
             for part in &mut parts {
-                part.table.as_mut().expect("keyed").into_rows(e)?;
+                part.table.as_mut().expect("keyed").convert_to_rows(e)?;
             }
         }
         let mut whole = self.part(parts[0].table.as_ref())?;
@@ -774,7 +774,7 @@ fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<
         {
             for p in &mut wholes {
                 if let (Some(t), Some(e)) = (&mut p.table, &spec.encoder) {
-                    t.into_rows(e)?;
+                    t.convert_to_rows(e)?;
                 }
             }
         }

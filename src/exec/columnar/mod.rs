@@ -18,7 +18,7 @@ use arrow::record_batch::RecordBatch;
 use crate::error::Result;
 use crate::physical::PhysicalPlan;
 
-pub use aggregate::{Aggregated, SPLIT_GROUPS, hash_aggregate};
+pub use aggregate::{SPLIT_GROUPS, hash_aggregate};
 pub use join::{
     BUILD_BYTES_PER_ROW, JoinSide, JoinSpec, cross_join, hash_join, hash_join_from_disk,
     hash_join_streaming,
@@ -26,7 +26,6 @@ pub use join::{
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
-pub use spill_partition::SPILL_PARTITIONS;
 pub use window::{WindowSpec, window};
 
 /// The memory an operator runs in: the query's pool, and where it spills.

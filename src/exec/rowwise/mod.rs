@@ -23,16 +23,21 @@ use crate::io::BATCH_SIZE;
 use crate::physical::{PhysicalPlan, Stage};
 use crate::plan::join_schema;
 use operators::*;
-pub use value::{Row, Value};
+pub use value::Value;
 
 /// Rows and time of one operator in a row-wise run.
 #[derive(Debug, Clone)]
 pub struct RowNodeMetrics {
+    // Position, name and rows: what the tests match against the columnar
+    // run's metrics.
     /// Pre-order position in the plan (as in the columnar metrics).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub id: usize,
     /// The operator's description.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub name: String,
     /// Rows produced.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub rows_out: usize,
     /// Time in this operator, excluding its inputs.
     pub self_time: Duration,

@@ -43,7 +43,7 @@ pub struct SharedPages {
 impl SharedPages {
     /// Keeps the pages of the columns read more than once: `readers` counts,
     /// per file and root column, the scans of an execution that read it
-    /// ([`crate::physical::PhysicalPlan::parquet_column_readers`]).
+    /// (`PhysicalPlan::parquet_column_readers`).
     pub fn new(readers: HashMap<PathBuf, HashMap<usize, usize>>) -> Self {
         let held = Arc::new(Mutex::new(Held::default()));
         let files = readers
