@@ -1,5 +1,5 @@
-//! Queries under memory limits far below their working sets: sorts and
-//! aggregates spill, results equal those of an unlimited run and of the
+//! Queries under memory limits far below their working sets: sorts,
+//! aggregates, joins and windows spill, results equal those of an unlimited run and of the
 //! row-wise executor, and no spill file is left behind.
 
 use std::path::Path;
@@ -164,6 +164,29 @@ fn sorts_that_outgrow_the_limit_merge_spilled_runs() {
     }
     let profile = tight
         .sql("select s, v from t order by s, v")
+        .unwrap()
+        .profile()
+        .unwrap();
+    assert!(!profile.contains("nothing spilled"), "{profile}");
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn windows_that_outgrow_the_limit_run_partition_by_partition_from_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let free = context(None, dir.path(), temp.path());
+    let tight = context(Some("1MiB"), dir.path(), temp.path());
+    for sql in [
+        "select k, v, row_number() over (partition by k order by v desc) as r from t",
+        "select s, w, sum(v) over (partition by s order by w, v rows between 2 preceding and current row) as m from t",
+        "select k, s, rank() over (partition by k, w order by s) as r, count(*) over (partition by k, w) as n from p",
+        "select k, lag(v) over (partition by s order by v) as l from t where w < 7",
+    ] {
+        assert!(assert_agrees(&free, &tight, sql) > 10_000, "{sql}");
+    }
+    let profile = tight
+        .sql("select k, sum(v) over (partition by k order by v) from t")
         .unwrap()
         .profile()
         .unwrap();

@@ -12,6 +12,7 @@ mod spill_partition;
 mod window;
 mod window_aggregate;
 mod window_frame;
+mod window_spill;
 
 use arrow::record_batch::RecordBatch;
 
@@ -26,7 +27,8 @@ pub use join::{
 pub use morsel::MorselInput;
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
-pub use window::{WindowSpec, window};
+pub use window::WindowSpec;
+pub use window_spill::{WindowMemory, window_within};
 
 /// The memory an operator runs in: the query's pool, and where it spills.
 #[derive(Clone, Copy)]
@@ -135,7 +137,7 @@ pub fn run_operator(
             order_by,
             limit,
             schema,
-        } => window(
+        } => window_within(
             input(),
             &child.schema(),
             WindowSpec {
@@ -146,6 +148,10 @@ pub fn run_operator(
                 limit: *limit,
             },
             schema,
+            WindowMemory {
+                reservation: ctx.memory.reservation("window"),
+                spill: &ctx.spill,
+            },
         ),
         PhysicalPlan::Union { schema, .. } => {
             let mut out = Vec::new();

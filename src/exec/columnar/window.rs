@@ -40,6 +40,7 @@ use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::{evaluate_array, evaluate_sort_key};
 
 /// What a window operator computes.
+#[derive(Clone)]
 pub struct WindowSpec<'a> {
     /// The function.
     pub func: WindowFunc,
