@@ -69,6 +69,27 @@ fn context(limit: Option<&str>, dir: &Path, temp: &Path) -> SqlContext {
     ctx
 }
 
+/// An unlimited context and one under a limit, over the same tables, and
+/// the directories they read from and spill to.
+struct Contexts {
+    free: SqlContext,
+    tight: SqlContext,
+    temp: tempfile::TempDir,
+    /// Kept alive while the contexts read from it.
+    _data: tempfile::TempDir,
+}
+
+fn contexts(limit: &str) -> Contexts {
+    let data = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    Contexts {
+        free: context(None, data.path(), temp.path()),
+        tight: context(Some(limit), data.path(), temp.path()),
+        temp,
+        _data: data,
+    }
+}
+
 fn run(ctx: &SqlContext, sql: &str) -> Vec<String> {
     rows_of(&ctx.sql(sql).unwrap().collect().unwrap())
 }
@@ -89,6 +110,14 @@ fn assert_agrees(free: &SqlContext, tight: &SqlContext, sql: &str) -> usize {
     let rowwise = DataFrame::new(plan.schema(), batches);
     assert_eq!(sorted(rows_of(&rowwise)), expected, "{sql}: row-wise");
     expected.len()
+}
+
+/// `sql`'s profile under `tight` shows spill files, and the temp
+/// directory `temp` is empty afterwards.
+fn assert_spills_and_cleans_up(tight: &SqlContext, sql: &str, temp: &Path) {
+    let profile = tight.sql(sql).unwrap().profile().unwrap();
+    assert!(!profile.contains("nothing spilled"), "{sql}: {profile}");
+    assert_eq!(std::fs::read_dir(temp).unwrap().count(), 0, "{sql}");
 }
 
 const GROUP_BYS: &[&str] = &[
@@ -150,10 +179,12 @@ fn joins_whose_build_side_outgrows_the_limit_partition_to_disk() {
 
 #[test]
 fn sorts_that_outgrow_the_limit_merge_spilled_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let temp = tempfile::tempdir().unwrap();
-    let free = context(None, dir.path(), temp.path());
-    let tight = context(Some("2MiB"), dir.path(), temp.path());
+    let Contexts {
+        free,
+        tight,
+        temp,
+        _data,
+    } = contexts("2MiB");
     for sql in [
         "select s, v, k from t order by s desc, v",
         "select k, w, v from p where w > 2 order by k nulls first, v desc",
@@ -162,21 +193,17 @@ fn sorts_that_outgrow_the_limit_merge_spilled_runs() {
         let expected = run(&free, sql);
         assert_eq!(run(&tight, sql), expected, "{sql}");
     }
-    let profile = tight
-        .sql("select s, v from t order by s, v")
-        .unwrap()
-        .profile()
-        .unwrap();
-    assert!(!profile.contains("nothing spilled"), "{profile}");
-    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+    assert_spills_and_cleans_up(&tight, "select s, v from t order by s, v", temp.path());
 }
 
 #[test]
 fn windows_that_outgrow_the_limit_run_partition_by_partition_from_disk() {
-    let dir = tempfile::tempdir().unwrap();
-    let temp = tempfile::tempdir().unwrap();
-    let free = context(None, dir.path(), temp.path());
-    let tight = context(Some("1MiB"), dir.path(), temp.path());
+    let Contexts {
+        free,
+        tight,
+        temp,
+        _data,
+    } = contexts("1MiB");
     for sql in [
         "select k, v, row_number() over (partition by k order by v desc) as r from t",
         "select s, w, sum(v) over (partition by s order by w, v rows between 2 preceding and current row) as m from t",
@@ -185,13 +212,11 @@ fn windows_that_outgrow_the_limit_run_partition_by_partition_from_disk() {
     ] {
         assert!(assert_agrees(&free, &tight, sql) > 10_000, "{sql}");
     }
-    let profile = tight
-        .sql("select k, sum(v) over (partition by k order by v) from t")
-        .unwrap()
-        .profile()
-        .unwrap();
-    assert!(!profile.contains("nothing spilled"), "{profile}");
-    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+    assert_spills_and_cleans_up(
+        &tight,
+        "select k, sum(v) over (partition by k order by v) from t",
+        temp.path(),
+    );
 }
 
 #[test]
