@@ -48,16 +48,37 @@ pub mod queries;
 // benchmarks reach them through the `internals` feature (a dev-dependency
 // of the crate on itself), hidden from the documentation; a program that
 // embeds sloth sees only the API above and below.
-macro_rules! internal_modules {
-    ($($name:ident),* $(,)?) => {$(
-        #[cfg(feature = "internals")]
-        #[doc(hidden)]
-        pub mod $name;
-        #[cfg(not(feature = "internals"))]
-        pub(crate) mod $name;
-    )*};
-}
-internal_modules!(exec, gpu, kernels, optimizer, physical, physical_expr);
+// Written out, not by a macro, so that rustfmt reaches their files.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod exec;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod exec;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod gpu;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod gpu;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod kernels;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod kernels;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod optimizer;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod optimizer;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod physical;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod physical;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod physical_expr;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod physical_expr;
 
 pub mod memory;
 

@@ -152,10 +152,7 @@ impl LazyFrame {
 
     /// Keeps rows where `predicate` is true (null counts as false).
     pub fn filter(&self, predicate: Expr) -> Self {
-        self.then(LogicalPlan::Filter {
-            input: self.plan.clone(),
-            predicate,
-        })
+        self.then(LogicalPlan::filter(self.plan.clone(), predicate))
     }
 
     /// Computes exactly these columns.
@@ -190,7 +187,7 @@ impl LazyFrame {
             })
             .collect();
         let input = crate::plan::lift_windows(self.plan.clone(), exprs.iter_mut());
-        self.then(LogicalPlan::Project { input, exprs })
+        self.then(LogicalPlan::project(input, exprs))
     }
 
     fn column_names(&self) -> Vec<String> {
@@ -259,14 +256,14 @@ impl LazyFrame {
     ) -> Self {
         let left_on: Vec<Expr> = left_on.into_iter().collect();
         let right_on: Vec<Expr> = right_on.into_iter().collect();
-        let joined = self.then(LogicalPlan::Join(Join {
-            left: self.plan.clone(),
-            right: other.plan.clone(),
-            left_on: left_on.clone(),
-            right_on: right_on.clone(),
+        let joined = self.then(LogicalPlan::Join(Join::new(
+            self.plan.clone(),
+            other.plan.clone(),
+            left_on.clone(),
+            right_on.clone(),
             how,
-            filter: None,
-        }));
+            None,
+        )));
         if !how.outputs_right() || how == JoinType::Full {
             return joined;
         }
@@ -341,10 +338,7 @@ impl LazyFrame {
 
     /// Sorts by fully specified keys.
     pub fn sort_by(&self, by: Vec<SortKey>) -> Self {
-        self.then(LogicalPlan::Sort {
-            input: self.plan.clone(),
-            by,
-        })
+        self.then(LogicalPlan::sort(self.plan.clone(), by))
     }
 
     /// The first `n` rows.
@@ -354,18 +348,12 @@ impl LazyFrame {
 
     /// Rows `offset..offset+len` (`None`: to the end).
     pub fn slice(&self, offset: usize, len: Option<usize>) -> Self {
-        self.then(LogicalPlan::Slice {
-            input: self.plan.clone(),
-            offset,
-            len,
-        })
+        self.then(LogicalPlan::slice(self.plan.clone(), offset, len))
     }
 
     /// Distinct rows.
     pub fn unique(&self) -> Self {
-        self.then(LogicalPlan::Distinct {
-            input: self.plan.clone(),
-        })
+        self.then(LogicalPlan::distinct(self.plan.clone()))
     }
 
     /// Concatenates frames with the same columns (`UNION ALL`).
@@ -373,7 +361,7 @@ impl LazyFrame {
         let inputs = std::iter::once(self.plan.clone())
             .chain(others.iter().map(|o| o.plan.clone()))
             .collect();
-        self.then(LogicalPlan::Union { inputs })
+        self.then(LogicalPlan::union(inputs))
     }
 
     /// Renames columns (`(old, new)` pairs); unknown names fail at collect.
@@ -660,12 +648,12 @@ pub fn plan_aggregate(input: Arc<LogicalPlan>, keys: Vec<Expr>, exprs: Vec<Expr>
             }
         })
         .collect();
-    let agg = LogicalPlan::Aggregate { input, keys, aggs };
+    let agg = LogicalPlan::aggregate(input, keys, aggs);
     if !needs_projection {
         return agg;
     }
-    LogicalPlan::Project {
-        input: Arc::new(agg),
-        exprs: key_names.into_iter().chain(outputs).collect(),
-    }
+    LogicalPlan::project(
+        Arc::new(agg),
+        key_names.into_iter().chain(outputs).collect(),
+    )
 }

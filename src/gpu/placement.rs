@@ -17,8 +17,8 @@ use super::{Device, availability, operator_estimate, unsupported};
 use crate::error::Result;
 use crate::physical::PhysicalPlan;
 use crate::physical::planner::create_physical_plan;
-use crate::plan::LogicalPlan;
 use crate::plan::cardinality;
+use crate::plan::{Aggregate, Distinct, LogicalPlan};
 
 /// One line per group-by and join of the optimized logical `plan`
 /// (pre-order): the operator and where it would run under `device`, why,
@@ -32,7 +32,9 @@ pub fn placement(plan: &LogicalPlan, device: Device) -> Result<Vec<String>> {
 fn visit(plan: &LogicalPlan, device: Device, lines: &mut Vec<String>) -> Result<()> {
     if matches!(
         plan,
-        LogicalPlan::Aggregate { .. } | LogicalPlan::Join(_) | LogicalPlan::Distinct { .. }
+        LogicalPlan::Aggregate(Aggregate { .. })
+            | LogicalPlan::Join(_)
+            | LogicalPlan::Distinct(Distinct { .. })
     ) {
         let physical = create_physical_plan(plan)?;
         if matches!(

@@ -41,7 +41,7 @@ use super::{ApplyOrder, OptimizerRule, column_names, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::estimate;
-use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
+use crate::plan::{Aggregate, Filter, Join, JoinType, LogicalPlan, Project, Transformed};
 
 /// The reducing side must be estimated at most this fraction of its
 /// unfiltered relation: a filter must have dropped keys.
@@ -92,11 +92,14 @@ fn reduce(
     // Projections above the aggregate, outermost first.
     let mut projects: Vec<&Vec<Expr>> = Vec::new();
     let mut aggregate = agg_side;
-    while let LogicalPlan::Project { input, exprs } = aggregate.as_ref() {
+    while let LogicalPlan::Project(Project { input, exprs, .. }) = aggregate.as_ref() {
         projects.push(exprs);
         aggregate = input;
     }
-    let LogicalPlan::Aggregate { input, keys, aggs } = aggregate.as_ref() else {
+    let LogicalPlan::Aggregate(Aggregate {
+        input, keys, aggs, ..
+    }) = aggregate.as_ref()
+    else {
         return Ok(None);
     };
     if agg_keys.is_empty() {
@@ -141,25 +144,23 @@ fn reduce(
     {
         return Ok(None);
     }
-    let reduced = LogicalPlan::Aggregate {
-        input: Arc::new(LogicalPlan::Join(Join {
-            left: input.clone(),
-            right: other.clone(),
-            left_on: input_keys,
-            right_on: other_keys,
-            how: JoinType::Semi,
-            filter: None,
-        })),
-        keys: keys.clone(),
-        aggs: aggs.clone(),
-    };
-    Ok(Some(projects.into_iter().rev().fold(
-        reduced,
-        |plan, exprs| LogicalPlan::Project {
-            input: Arc::new(plan),
-            exprs: exprs.clone(),
-        },
-    )))
+    let reduced = LogicalPlan::aggregate(
+        Arc::new(LogicalPlan::Join(Join::new(
+            input.clone(),
+            other.clone(),
+            input_keys,
+            other_keys,
+            JoinType::Semi,
+            None,
+        ))),
+        keys.clone(),
+        aggs.clone(),
+    );
+    Ok(Some(
+        projects.into_iter().rev().fold(reduced, |plan, exprs| {
+            LogicalPlan::project(Arc::new(plan), exprs.clone())
+        }),
+    ))
 }
 
 /// Whether a semi join on `reducer_keys` (its right side's keys) is in
@@ -174,7 +175,7 @@ fn reduced_by(plan: &LogicalPlan, reducer_keys: &[Expr]) -> bool {
         LogicalPlan::Join(Join { left, right, .. }) => {
             reduced_by(left, reducer_keys) || reduced_by(right, reducer_keys)
         }
-        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
+        LogicalPlan::Project(Project { input, .. }) | LogicalPlan::Filter(Filter { input, .. }) => {
             reduced_by(input, reducer_keys)
         }
         _ => false,
@@ -198,7 +199,7 @@ fn key_owners(
     };
     let cols = |v: Vec<String>| v.iter().map(|n| col(n.as_str())).collect::<Vec<_>>();
     match plan.as_ref() {
-        LogicalPlan::Project { input, exprs } => {
+        LogicalPlan::Project(Project { input, exprs, .. }) => {
             let below: Option<Vec<String>> = names
                 .iter()
                 .map(|n| column_passed_on(exprs, n).map(str::to_string))

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::{LogicalPlan, Transformed};
+use crate::plan::{Aggregate, LogicalPlan, Project, Transformed};
 
 /// See the module documentation.
 pub struct CommonSubexprEliminate;
@@ -33,26 +33,23 @@ impl OptimizerRule for CommonSubexprEliminate {
     }
     fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         Ok(match node {
-            LogicalPlan::Aggregate { input, keys, aggs } => {
+            LogicalPlan::Aggregate(Aggregate {
+                input, keys, aggs, ..
+            }) => {
                 let mut exprs: Vec<Expr> = keys.iter().chain(&aggs).cloned().collect();
                 match eliminate(&input, &mut exprs)? {
                     Some(below) => {
                         let aggs = exprs.split_off(keys.len());
-                        Transformed::yes(LogicalPlan::Aggregate {
-                            input: below,
-                            keys: exprs,
-                            aggs,
-                        })
+                        Transformed::yes(LogicalPlan::aggregate(below, exprs, aggs))
                     }
-                    None => Transformed::no(LogicalPlan::Aggregate { input, keys, aggs }),
+                    None => Transformed::no(LogicalPlan::aggregate(input, keys, aggs)),
                 }
             }
-            LogicalPlan::Project { input, mut exprs } => match eliminate(&input, &mut exprs)? {
-                Some(below) => Transformed::yes(LogicalPlan::Project {
-                    input: below,
-                    exprs,
-                }),
-                None => Transformed::no(LogicalPlan::Project { input, exprs }),
+            LogicalPlan::Project(Project {
+                input, mut exprs, ..
+            }) => match eliminate(&input, &mut exprs)? {
+                Some(below) => Transformed::yes(LogicalPlan::project(below, exprs)),
+                None => Transformed::no(LogicalPlan::project(input, exprs)),
             },
             other => Transformed::no(other),
         })
@@ -117,10 +114,10 @@ fn eliminate(input: &Arc<LogicalPlan>, exprs: &mut [Expr]) -> Result<Option<Arc<
         .iter()
         .map(|f| col(f.name().as_str()))
         .collect::<Vec<_>>();
-    Ok(Some(Arc::new(LogicalPlan::Project {
-        input: input.clone(),
-        exprs: passthrough.into_iter().chain(defs).collect(),
-    })))
+    Ok(Some(Arc::new(LogicalPlan::project(
+        input.clone(),
+        passthrough.into_iter().chain(defs).collect(),
+    ))))
 }
 
 #[cfg(test)]

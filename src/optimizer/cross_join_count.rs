@@ -28,7 +28,7 @@ use std::sync::Arc;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{AggFunc, Expr, col, count_star};
-use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
+use crate::plan::{Aggregate, Join, JoinType, LogicalPlan, Transformed};
 
 /// See the module documentation.
 pub struct CrossJoinCount;
@@ -44,7 +44,10 @@ impl OptimizerRule for CrossJoinCount {
         ApplyOrder::BottomUp
     }
     fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
-        let LogicalPlan::Aggregate { input, keys, aggs } = &node else {
+        let LogicalPlan::Aggregate(Aggregate {
+            input, keys, aggs, ..
+        }) = &node
+        else {
             return Ok(Transformed::no(node));
         };
         let LogicalPlan::Join(Join {
@@ -75,30 +78,30 @@ impl OptimizerRule for CrossJoinCount {
             return Ok(Transformed::no(node));
         }
         let count = |side: &Arc<LogicalPlan>, name: &str| {
-            Arc::new(LogicalPlan::Aggregate {
-                input: side.clone(),
-                keys: vec![],
-                aggs: vec![count_star().alias(name)],
-            })
+            Arc::new(LogicalPlan::aggregate(
+                side.clone(),
+                vec![],
+                vec![count_star().alias(name)],
+            ))
         };
-        let pairs = LogicalPlan::Join(Join {
-            left: count(left, LEFT),
-            right: count(right, RIGHT),
-            left_on: vec![],
-            right_on: vec![],
-            how: JoinType::Cross,
-            filter: None,
-        });
+        let pairs = LogicalPlan::Join(Join::new(
+            count(left, LEFT),
+            count(right, RIGHT),
+            vec![],
+            vec![],
+            JoinType::Cross,
+            None,
+        ));
         let schema = node.schema()?;
         let exprs = schema
             .fields()
             .iter()
             .map(|f| (col(LEFT) * col(RIGHT)).alias(f.name()))
             .collect();
-        Ok(Transformed::yes(LogicalPlan::Project {
-            input: Arc::new(pairs),
+        Ok(Transformed::yes(LogicalPlan::project(
+            Arc::new(pairs),
             exprs,
-        }))
+        )))
     }
 }
 

@@ -46,7 +46,7 @@ use crate::error::Result;
 use crate::expr::{AggFunc, Expr, col, lit};
 use crate::functions;
 use crate::plan::cardinality::{distinct_bound, estimate};
-use crate::plan::{Join, JoinType, LogicalPlan, Transformed};
+use crate::plan::{Aggregate, Filter, Join, JoinType, LogicalPlan, Project, Transformed};
 
 /// The right side's keys must be estimated to have at most this many
 /// distinct values per right row.
@@ -75,12 +75,15 @@ impl OptimizerRule for EagerAggregation {
 
 /// `node` with its join's right side aggregated first, if it qualifies.
 fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
-    let LogicalPlan::Aggregate { input, keys, aggs } = node else {
+    let LogicalPlan::Aggregate(Aggregate {
+        input, keys, aggs, ..
+    }) = node
+    else {
         return Ok(None);
     };
     // A projection that only selects columns may sit between the two.
     let join = match input.as_ref() {
-        LogicalPlan::Project { input, exprs }
+        LogicalPlan::Project(Project { input, exprs, .. })
             if exprs.iter().all(|e| matches!(e, Expr::Column(_))) =>
         {
             input
@@ -155,15 +158,15 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         return Ok(None);
     }
     let partial = |i: usize| format!("{PARTIAL}{i}");
-    let partials = LogicalPlan::Aggregate {
-        input: right.clone(),
-        keys: right_keys.iter().map(|k| col(k.as_str())).collect(),
-        aggs: parts
+    let partials = LogicalPlan::aggregate(
+        right.clone(),
+        right_keys.iter().map(|k| col(k.as_str())).collect(),
+        parts
             .iter()
             .enumerate()
             .map(|(i, (_, a, _))| a.clone().alias(partial(i)))
             .collect(),
-    };
+    );
     let finals = parts
         .iter()
         .enumerate()
@@ -181,20 +184,22 @@ fn eager(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
             .alias(name.as_str())
         })
         .collect();
-    Ok(Some(LogicalPlan::Aggregate {
-        input: Arc::new(LogicalPlan::Join(
+    Ok(Some(LogicalPlan::aggregate(
+        Arc::new(LogicalPlan::Join(
             join.with_inputs(left.clone(), Arc::new(partials)),
         )),
-        keys: keys.clone(),
-        aggs: finals,
-    }))
+        keys.clone(),
+        finals,
+    )))
 }
 
 /// Whether `plan` is an aggregate, under projections and filters if any.
 fn aggregated(plan: &LogicalPlan) -> bool {
     match plan {
-        LogicalPlan::Aggregate { .. } => true,
-        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => aggregated(input),
+        LogicalPlan::Aggregate(Aggregate { .. }) => true,
+        LogicalPlan::Project(Project { input, .. }) | LogicalPlan::Filter(Filter { input, .. }) => {
+            aggregated(input)
+        }
         _ => false,
     }
 }

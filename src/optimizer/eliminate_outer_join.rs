@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
-use crate::plan::{Join, JoinType, LogicalPlan, Transformed, join_schema};
+use crate::plan::{Filter, Join, JoinType, LogicalPlan, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct EliminateOuterJoin;
@@ -36,7 +36,10 @@ impl OptimizerRule for EliminateOuterJoin {
     }
     fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         {
-            let LogicalPlan::Filter { input, predicate } = &node else {
+            let LogicalPlan::Filter(Filter {
+                input, predicate, ..
+            }) = &node
+            else {
                 return Ok(Transformed::no(node));
             };
             let LogicalPlan::Join(join) = input.as_ref() else {
@@ -65,13 +68,10 @@ impl OptimizerRule for EliminateOuterJoin {
                 (JoinType::Full, false, true) => JoinType::Right,
                 _ => return Ok(Transformed::no(node)),
             };
-            Ok(Transformed::yes(LogicalPlan::Filter {
-                input: Arc::new(LogicalPlan::Join(Join {
-                    how: new_how,
-                    ..join.clone()
-                })),
-                predicate: predicate.clone(),
-            }))
+            Ok(Transformed::yes(LogicalPlan::filter(
+                Arc::new(LogicalPlan::Join(join.with_how(new_how))),
+                predicate.clone(),
+            )))
         }
     }
 }

@@ -73,10 +73,7 @@ pub(super) fn narrow(join: LogicalPlan, needed: &BTreeSet<String>) -> Result<Log
     Ok(if kept.is_empty() || kept.len() == outputs.fields().len() {
         join
     } else {
-        LogicalPlan::Project {
-            input: Arc::new(join),
-            exprs: kept,
-        }
+        LogicalPlan::project(Arc::new(join), kept)
     })
 }
 

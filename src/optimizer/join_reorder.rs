@@ -118,10 +118,10 @@ fn reorder(plan: &LogicalPlan) -> Result<LogicalPlan> {
     Ok(if now == original {
         tree
     } else {
-        LogicalPlan::Project {
-            input: Arc::new(tree),
-            exprs: original.iter().map(|n| col(n.as_str())).collect(),
-        }
+        LogicalPlan::project(
+            Arc::new(tree),
+            original.iter().map(|n| col(n.as_str())).collect(),
+        )
     })
 }
 
@@ -425,14 +425,14 @@ fn build(order: &[usize], leaves: &[Arc<LogicalPlan>], edges: &[Edge]) -> Logica
         } else {
             JoinType::Inner
         };
-        tree = LogicalPlan::Join(Join {
-            left: Arc::new(tree),
-            right: leaves[leaf].clone(),
+        tree = LogicalPlan::Join(Join::new(
+            Arc::new(tree),
+            leaves[leaf].clone(),
             left_on,
             right_on,
             how,
-            filter: None,
-        });
+            None,
+        ));
         joined.insert(leaf);
     }
     tree

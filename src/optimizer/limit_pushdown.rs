@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
-use crate::plan::{LogicalPlan, Transformed};
+use crate::plan::{LogicalPlan, Project, Slice, Transformed, Union};
 
 /// See the module documentation.
 pub struct LimitPushdown;
@@ -28,28 +28,25 @@ impl OptimizerRule for LimitPushdown {
         ApplyOrder::BottomUp
     }
     fn rewrite(&self, node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
-        let LogicalPlan::Slice { input, offset, len } = &node else {
+        let LogicalPlan::Slice(Slice {
+            input, offset, len, ..
+        }) = &node
+        else {
             return Ok(Transformed::no(node));
         };
         let (offset, len) = (*offset, *len);
         Ok(match input.as_ref() {
-            LogicalPlan::Project {
+            LogicalPlan::Project(Project {
                 input: below,
                 exprs,
-            } if !exprs.iter().any(|e| e.contains_window()) => {
-                let slice = LogicalPlan::Slice {
-                    input: below.clone(),
-                    offset,
-                    len,
-                };
-                Transformed::yes(LogicalPlan::Project {
-                    input: Arc::new(slice),
-                    exprs: exprs.clone(),
-                })
+                ..
+            }) if !exprs.iter().any(|e| e.contains_window()) => {
+                let slice = LogicalPlan::slice(below.clone(), offset, len);
+                Transformed::yes(LogicalPlan::project(Arc::new(slice), exprs.clone()))
             }
-            LogicalPlan::Union { inputs } if len.is_some() => {
+            LogicalPlan::Union(Union { inputs, .. }) if len.is_some() => {
                 let keep = offset + len.expect("checked");
-                let limited_already = |i: &Arc<LogicalPlan>| matches!(i.as_ref(), LogicalPlan::Slice { offset: 0, len: Some(n), .. } if *n <= keep);
+                let limited_already = |i: &Arc<LogicalPlan>| matches!(i.as_ref(), LogicalPlan::Slice(Slice { offset: 0, len: Some(n), .. }) if *n <= keep);
                 if inputs.iter().all(limited_already) {
                     return Ok(Transformed::no(node));
                 }
@@ -59,19 +56,15 @@ impl OptimizerRule for LimitPushdown {
                         if limited_already(i) {
                             i.clone()
                         } else {
-                            Arc::new(LogicalPlan::Slice {
-                                input: i.clone(),
-                                offset: 0,
-                                len: Some(keep),
-                            })
+                            Arc::new(LogicalPlan::slice(i.clone(), 0, Some(keep)))
                         }
                     })
                     .collect();
-                Transformed::yes(LogicalPlan::Slice {
-                    input: Arc::new(LogicalPlan::Union { inputs: limited }),
+                Transformed::yes(LogicalPlan::slice(
+                    Arc::new(LogicalPlan::union(limited)),
                     offset,
                     len,
-                })
+                ))
             }
             _ => Transformed::no(node),
         })

@@ -41,7 +41,10 @@ use super::simplify_expressions::fold;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, Operator, ScalarValue, col};
-use crate::plan::{Join, JoinType, LogicalPlan, Scan, Transformed, join_schema};
+use crate::plan::{
+    Aggregate, Filter, Join, JoinType, LogicalPlan, Project, Scan, Sort, Transformed, Union,
+    join_schema,
+};
 
 /// See the module documentation.
 pub struct PredicatePushdown;
@@ -109,10 +112,7 @@ fn kept(filters: Vec<Expr>) -> Vec<Expr> {
 
 fn wrap(plan: LogicalPlan, preds: Vec<Expr>) -> LogicalPlan {
     match Expr::conjunction(kept(preds)) {
-        Some(p) => LogicalPlan::Filter {
-            input: Arc::new(plan),
-            predicate: p,
-        },
+        Some(p) => LogicalPlan::filter(Arc::new(plan), p),
         None => plan,
     }
 }
@@ -132,7 +132,9 @@ fn substitute(e: &Expr, lookup: &dyn Fn(&str) -> Option<Expr>) -> Expr {
 /// Pushes `preds` (conjuncts over `plan`'s output) into `plan`.
 fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
     Ok(match plan {
-        LogicalPlan::Filter { input, predicate } => {
+        LogicalPlan::Filter(Filter {
+            input, predicate, ..
+        }) => {
             preds.extend(predicate.clone().split_conjunction());
             push(input, dedup(preds))?
         }
@@ -142,7 +144,7 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
             scan.filters = kept(std::mem::take(&mut scan.filters));
             LogicalPlan::Scan(scan)
         }
-        LogicalPlan::Project { input, exprs } => {
+        LogicalPlan::Project(Project { input, exprs, .. }) => {
             // Rewrite each conjunct in terms of the projection's input.
             let lookup = |name: &str| -> Option<Expr> {
                 exprs
@@ -151,16 +153,12 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
                     .map(|e| e.unalias().clone())
             };
             let below: Vec<Expr> = preds.iter().map(|p| substitute(p, &lookup)).collect();
-            LogicalPlan::Project {
-                input: Arc::new(push(input, below)?),
-                exprs: exprs.clone(),
-            }
+            LogicalPlan::project(Arc::new(push(input, below)?), exprs.clone())
         }
-        LogicalPlan::Sort { input, by } => LogicalPlan::Sort {
-            input: Arc::new(push(input, preds)?),
-            by: by.clone(),
-        },
-        LogicalPlan::Union { inputs } => {
+        LogicalPlan::Sort(Sort { input, by, .. }) => {
+            LogicalPlan::sort(Arc::new(push(input, preds)?), by.clone())
+        }
+        LogicalPlan::Union(Union { inputs, .. }) => {
             let out = names(plan)?;
             let mut new_inputs = Vec::new();
             for i in inputs {
@@ -173,9 +171,11 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
                 let mine: Vec<Expr> = preds.iter().map(|p| substitute(p, &lookup)).collect();
                 new_inputs.push(Arc::new(push(i, mine)?));
             }
-            LogicalPlan::Union { inputs: new_inputs }
+            LogicalPlan::union(new_inputs)
         }
-        LogicalPlan::Aggregate { input, keys, aggs } => {
+        LogicalPlan::Aggregate(Aggregate {
+            input, keys, aggs, ..
+        }) => {
             // Conjuncts over grouping columns that are plain input columns.
             let plain: Vec<(String, String)> = keys
                 .iter()
@@ -195,11 +195,8 @@ fn push(plan: &LogicalPlan, mut preds: Vec<Expr>) -> Result<LogicalPlan> {
                     .map(|(_, c)| col(c.as_str()))
             };
             let down = down.iter().map(|p| substitute(p, &lookup)).collect();
-            let agg = LogicalPlan::Aggregate {
-                input: Arc::new(push(input, down)?),
-                keys: keys.clone(),
-                aggs: aggs.clone(),
-            };
+            let agg =
+                LogicalPlan::aggregate(Arc::new(push(input, down)?), keys.clone(), aggs.clone());
             wrap(agg, up)
         }
         LogicalPlan::Join(join) => push_join(join, preds)?,
@@ -326,14 +323,14 @@ fn push_join(join: &Join, preds: Vec<Expr>) -> Result<LogicalPlan> {
     );
     to_r.extend(to_l_more);
     to_l.extend(to_r_more);
-    let join = LogicalPlan::Join(Join {
-        left: Arc::new(push(left, to_l)?),
-        right: Arc::new(push(right, to_r)?),
+    let join = LogicalPlan::Join(Join::new(
+        Arc::new(push(left, to_l)?),
+        Arc::new(push(right, to_r)?),
         left_on,
         right_on,
         how,
-        filter: filter.clone(),
-    });
+        filter.clone(),
+    ));
     Ok(wrap(join, keep))
 }
 

@@ -20,7 +20,10 @@ use std::sync::Arc;
 use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, col};
-use crate::plan::{JoinType, LogicalPlan, Scan, Transformed, join_schema};
+use crate::plan::{
+    Aggregate, Distinct, Filter, JoinType, LogicalPlan, Project, Scan, Slice, Sort, Transformed,
+    Union, Window, join_schema,
+};
 
 /// See the module documentation.
 pub struct ProjectionPushdown;
@@ -91,7 +94,7 @@ impl Pruner {
                     filters: scan.filters.clone(),
                 })
             }
-            LogicalPlan::Project { input, exprs } => {
+            LogicalPlan::Project(Project { input, exprs, .. }) => {
                 let kept: Vec<Expr> = exprs
                     .iter()
                     .filter(|e| wants(&needed, &e.output_name()))
@@ -104,37 +107,30 @@ impl Pruner {
                 };
                 let mut child = BTreeSet::new();
                 add_columns(&mut child, &kept);
-                LogicalPlan::Project {
-                    input: Arc::new(self.prune(input, Some(child))?),
-                    exprs: kept,
-                }
+                LogicalPlan::project(Arc::new(self.prune(input, Some(child))?), kept)
             }
-            LogicalPlan::Filter { input, predicate } => {
+            LogicalPlan::Filter(Filter {
+                input, predicate, ..
+            }) => {
                 let child = needed.map(|mut n| {
                     n.extend(predicate.columns());
                     n
                 });
-                LogicalPlan::Filter {
-                    input: Arc::new(self.prune(input, child)?),
-                    predicate: predicate.clone(),
-                }
+                LogicalPlan::filter(Arc::new(self.prune(input, child)?), predicate.clone())
             }
-            LogicalPlan::Sort { input, by } => {
+            LogicalPlan::Sort(Sort { input, by, .. }) => {
                 let child = needed.map(|mut n| {
                     by.iter().for_each(|k| n.extend(k.expr.columns()));
                     n
                 });
-                LogicalPlan::Sort {
-                    input: Arc::new(self.prune(input, child)?),
-                    by: by.clone(),
-                }
+                LogicalPlan::sort(Arc::new(self.prune(input, child)?), by.clone())
             }
-            LogicalPlan::Slice { input, offset, len } => LogicalPlan::Slice {
-                input: Arc::new(self.prune(input, needed)?),
-                offset: *offset,
-                len: *len,
-            },
-            LogicalPlan::Aggregate { input, keys, aggs } => {
+            LogicalPlan::Slice(Slice {
+                input, offset, len, ..
+            }) => LogicalPlan::slice(Arc::new(self.prune(input, needed)?), *offset, *len),
+            LogicalPlan::Aggregate(Aggregate {
+                input, keys, aggs, ..
+            }) => {
                 let mut kept: Vec<Expr> = aggs
                     .iter()
                     .filter(|a| wants(&needed, &a.output_name()))
@@ -147,11 +143,11 @@ impl Pruner {
                 let mut child = BTreeSet::new();
                 add_columns(&mut child, keys);
                 add_columns(&mut child, &kept);
-                LogicalPlan::Aggregate {
-                    input: Arc::new(self.prune(input, Some(child))?),
-                    keys: keys.clone(),
-                    aggs: kept,
-                }
+                LogicalPlan::aggregate(
+                    Arc::new(self.prune(input, Some(child))?),
+                    keys.clone(),
+                    kept,
+                )
             }
             LogicalPlan::Join(join) => {
                 let (left, right, how, filter) = (&join.left, &join.right, &join.how, &join.filter);
@@ -207,7 +203,7 @@ impl Pruner {
                     _ => join,
                 }
             }
-            LogicalPlan::Union { inputs } => {
+            LogicalPlan::Union(Union { inputs, .. }) => {
                 // Positional: each input computes exactly the needed columns, in order.
                 let out: Vec<String> = plan.column_names()?;
                 let mut positions: Vec<usize> = (0..out.len())
@@ -231,31 +227,26 @@ impl Pruner {
                     new_inputs.push(if has.iter().eq(wanted.iter().copied()) {
                         Arc::new(pruned)
                     } else {
-                        Arc::new(LogicalPlan::Project {
-                            input: Arc::new(pruned),
-                            exprs: wanted.iter().map(|n| col(n.as_str())).collect(),
-                        })
+                        Arc::new(LogicalPlan::project(
+                            Arc::new(pruned),
+                            wanted.iter().map(|n| col(n.as_str())).collect(),
+                        ))
                     });
                 }
-                LogicalPlan::Union { inputs: new_inputs }
+                LogicalPlan::union(new_inputs)
             }
-            LogicalPlan::Window { input, exprs } => {
+            LogicalPlan::Window(Window { input, exprs, .. }) => {
                 // Window outputs are cheap to keep; the input needs what the
                 // parent reads plus what the windows read.
                 let child = needed.map(|mut n| {
                     add_columns(&mut n, exprs);
                     n
                 });
-                LogicalPlan::Window {
-                    input: Arc::new(self.prune(input, child)?),
-                    exprs: exprs.clone(),
-                }
+                LogicalPlan::window(Arc::new(self.prune(input, child)?), exprs.clone())
             }
-            LogicalPlan::Distinct { input } => {
+            LogicalPlan::Distinct(Distinct { input, .. }) => {
                 // Distinct depends on every column it sees.
-                LogicalPlan::Distinct {
-                    input: Arc::new(self.prune(input, None)?),
-                }
+                LogicalPlan::distinct(Arc::new(self.prune(input, None)?))
             }
         })
     }

@@ -28,7 +28,7 @@ use super::{ApplyOrder, OptimizerRule, column_passed_on};
 use crate::error::Result;
 use crate::expr::{Expr, col};
 use crate::plan::cardinality::{estimate, join_rows};
-use crate::plan::{Join, JoinType, LogicalPlan, Transformed, join_schema};
+use crate::plan::{Join, JoinType, LogicalPlan, Project, Transformed, join_schema};
 
 /// See the module documentation.
 pub struct SemiJoinPushdown;
@@ -49,6 +49,7 @@ impl OptimizerRule for SemiJoinPushdown {
                 right_on,
                 how: how @ (JoinType::Semi | JoinType::Anti),
                 filter: None,
+                ..
             }) => push(left, right, left_on, right_on, *how)?,
             _ => None,
         };
@@ -68,10 +69,11 @@ fn push(
     sub_keys: &[Expr],
     how: JoinType,
 ) -> Result<Option<LogicalPlan>> {
-    if let LogicalPlan::Project {
+    if let LogicalPlan::Project(Project {
         input: below,
         exprs,
-    } = input.as_ref()
+        ..
+    }) = input.as_ref()
     {
         // Through a projection that passes the keys on as columns.
         let Some(below_keys) = keys
@@ -84,12 +86,8 @@ fn push(
         else {
             return Ok(None);
         };
-        return Ok(push(below, sub, &below_keys, sub_keys, how)?.map(|pushed| {
-            LogicalPlan::Project {
-                input: Arc::new(pushed),
-                exprs: exprs.clone(),
-            }
-        }));
+        return Ok(push(below, sub, &below_keys, sub_keys, how)?
+            .map(|pushed| LogicalPlan::project(Arc::new(pushed), exprs.clone())));
     }
     let LogicalPlan::Join(inner) = input.as_ref() else {
         return Ok(None);
@@ -143,14 +141,14 @@ fn push(
         .iter()
         .map(|&p| col(side_schema.field(p - offset).name().as_str()))
         .collect();
-    let filtered = Arc::new(LogicalPlan::Join(Join {
-        left: side.clone(),
-        right: sub.clone(),
-        left_on: side_keys,
-        right_on: sub_keys.to_vec(),
+    let filtered = Arc::new(LogicalPlan::Join(Join::new(
+        side.clone(),
+        sub.clone(),
+        side_keys,
+        sub_keys.to_vec(),
         how,
-        filter: None,
-    }));
+        None,
+    )));
     let (new_left, new_right) = if into_left {
         (filtered, right.clone())
     } else {

@@ -26,7 +26,7 @@ use super::{ApplyOrder, OptimizerRule};
 use crate::error::Result;
 use crate::expr::{Expr, Operator, ScalarValue};
 use crate::physical_expr::PhysicalExpr;
-use crate::plan::{LogicalPlan, Transformed};
+use crate::plan::{Aggregate, Filter, LogicalPlan, Project, Transformed};
 
 /// See the module documentation.
 pub struct SimplifyExpressions;
@@ -113,7 +113,9 @@ fn fold_all(exprs: Vec<Expr>) -> Transformed<Vec<Expr>> {
 
 fn simplify_node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     Ok(match plan {
-        LogicalPlan::Filter { input, predicate } => {
+        LogicalPlan::Filter(Filter {
+            input, predicate, ..
+        }) => {
             let folded = fold(predicate.clone());
             let folded = if contradictory(&folded) {
                 Expr::Literal(ScalarValue::Boolean(Some(false)))
@@ -124,34 +126,26 @@ fn simplify_node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
                 return Ok(Transformed::yes(Arc::unwrap_or_clone(input)));
             }
             let changed = folded != predicate;
-            let node = LogicalPlan::Filter {
-                input,
-                predicate: folded,
-            };
+            let node = LogicalPlan::filter(input, folded);
             Transformed {
                 data: node,
                 transformed: changed,
             }
         }
-        LogicalPlan::Project { input, exprs } => {
+        LogicalPlan::Project(Project { input, exprs, .. }) => {
             let t = fold_all(exprs);
             Transformed {
-                data: LogicalPlan::Project {
-                    input,
-                    exprs: t.data,
-                },
+                data: LogicalPlan::project(input, t.data),
                 transformed: t.transformed,
             }
         }
-        LogicalPlan::Aggregate { input, keys, aggs } => {
+        LogicalPlan::Aggregate(Aggregate {
+            input, keys, aggs, ..
+        }) => {
             let (keys, aggs) = (fold_all(keys), fold_all(aggs));
             Transformed {
                 transformed: keys.transformed || aggs.transformed,
-                data: LogicalPlan::Aggregate {
-                    input,
-                    keys: keys.data,
-                    aggs: aggs.data,
-                },
+                data: LogicalPlan::aggregate(input, keys.data, aggs.data),
             }
         }
         other => Transformed::no(other),

@@ -12,14 +12,17 @@ use crate::error::{Result, SlothError};
 use crate::expr::{Expr, WindowFunc, common_type};
 use crate::expr::{agg_output_type, window_output_type};
 use crate::physical_expr::PhysicalExpr;
-use crate::plan::{Join, JoinType, LogicalPlan, Scan, join_schema};
+use crate::plan::{
+    Aggregate, Distinct, Filter, Join, JoinType, LogicalPlan, Project, Scan, Slice, Sort, Union,
+    Window, join_schema,
+};
 
 /// `k` when `predicate` over `input` keeps only rows with
 /// `row_number() <= k` of the last window function `input` computes (the
 /// outermost physical window), so that window can keep just the first `k`
 /// rows of each partition.
 fn row_number_limit(input: &LogicalPlan, predicate: &Expr) -> Option<usize> {
-    let LogicalPlan::Window { exprs, .. } = input else {
+    let LogicalPlan::Window(Window { exprs, .. }) = input else {
         return None;
     };
     let last = exprs.last()?;
@@ -70,10 +73,14 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
     let schema = plan.schema()?;
     match plan {
         LogicalPlan::Scan(scan) => plan_scan(plan, scan, schema),
-        LogicalPlan::Filter { input, predicate } => plan_filter(input, predicate, schema),
-        LogicalPlan::Project { input, exprs } => plan_project(input, exprs, schema),
-        LogicalPlan::Aggregate { input, keys, aggs } => plan_aggregate(input, keys, aggs, schema),
-        LogicalPlan::Distinct { input } => plan_distinct(input, schema),
+        LogicalPlan::Filter(Filter {
+            input, predicate, ..
+        }) => plan_filter(input, predicate, schema),
+        LogicalPlan::Project(Project { input, exprs, .. }) => plan_project(input, exprs, schema),
+        LogicalPlan::Aggregate(Aggregate {
+            input, keys, aggs, ..
+        }) => plan_aggregate(input, keys, aggs, schema),
+        LogicalPlan::Distinct(Distinct { input, .. }) => plan_distinct(input, schema),
         LogicalPlan::Join(Join {
             left,
             right,
@@ -82,10 +89,12 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
             ..
         }) => plan_cross_join(left, right, filter.as_ref(), schema),
         LogicalPlan::Join(join) => plan_hash_join(join, schema),
-        LogicalPlan::Window { input, exprs } => plan_window(input, exprs),
-        LogicalPlan::Sort { input, by } => sort(input, by, None),
-        LogicalPlan::Slice { input, offset, len } => plan_slice(input, *offset, *len),
-        LogicalPlan::Union { inputs } => Ok(PhysicalPlan::Union {
+        LogicalPlan::Window(Window { input, exprs, .. }) => plan_window(input, exprs),
+        LogicalPlan::Sort(Sort { input, by, .. }) => sort(input, by, None),
+        LogicalPlan::Slice(Slice {
+            input, offset, len, ..
+        }) => plan_slice(input, *offset, *len),
+        LogicalPlan::Union(Union { inputs, .. }) => Ok(PhysicalPlan::Union {
             inputs: inputs
                 .iter()
                 .map(|i| create_physical_plan(i))
@@ -360,10 +369,11 @@ fn plan_slice(input: &LogicalPlan, offset: usize, len: Option<usize>) -> Result<
     let child = match (input, len) {
         // sort + slice = top-k: keep only offset + len rows while sorting.
         (
-            LogicalPlan::Sort {
+            LogicalPlan::Sort(Sort {
                 input: sort_input,
                 by,
-            },
+                ..
+            }),
             Some(n),
         ) => sort(sort_input, by, Some(offset + n))?,
         _ => create_physical_plan(input)?,

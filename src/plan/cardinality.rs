@@ -11,6 +11,7 @@
 
 use super::{Join, JoinType, LogicalPlan};
 use crate::expr::{Expr, Operator, ScalarValue};
+use crate::plan::{Aggregate, Distinct, Filter, Project, Slice, Sort, Union, Window};
 
 /// Rows assumed for a source whose size is unknown without reading it.
 const UNKNOWN_ROWS: f64 = 1_000_000.0;
@@ -41,17 +42,19 @@ pub fn estimate(plan: &LogicalPlan) -> Estimate {
                 base,
             }
         }
-        LogicalPlan::Filter { input, predicate } => {
+        LogicalPlan::Filter(Filter {
+            input, predicate, ..
+        }) => {
             let e = estimate(input);
             Estimate {
                 rows: (e.rows * selectivity(predicate)).max(1.0),
                 ..e
             }
         }
-        LogicalPlan::Project { input, .. }
-        | LogicalPlan::Sort { input, .. }
-        | LogicalPlan::Window { input, .. } => same(input),
-        LogicalPlan::Aggregate { input, keys, .. } => {
+        LogicalPlan::Project(Project { input, .. })
+        | LogicalPlan::Sort(Sort { input, .. })
+        | LogicalPlan::Window(Window { input, .. }) => same(input),
+        LogicalPlan::Aggregate(Aggregate { input, keys, .. }) => {
             let rows = if keys.is_empty() {
                 1.0
             } else {
@@ -59,16 +62,16 @@ pub fn estimate(plan: &LogicalPlan) -> Estimate {
             };
             Estimate { rows, base: rows }
         }
-        LogicalPlan::Distinct { input } => {
+        LogicalPlan::Distinct(Distinct { input, .. }) => {
             let rows = (estimate(input).rows / 2.0).max(1.0);
             Estimate { rows, base: rows }
         }
-        LogicalPlan::Slice { input, len, .. } => {
+        LogicalPlan::Slice(Slice { input, len, .. }) => {
             let e = estimate(input);
             let rows = len.map_or(e.rows, |n| e.rows.min(n as f64));
             Estimate { rows, base: rows }
         }
-        LogicalPlan::Union { inputs } => {
+        LogicalPlan::Union(Union { inputs, .. }) => {
             let rows = inputs.iter().map(|i| estimate(i).rows).sum();
             Estimate { rows, base: rows }
         }
@@ -98,20 +101,20 @@ pub fn distinct_bound(plan: &LogicalPlan, column: &str) -> Option<f64> {
             let (lo, hi) = scan.source.int_range(column)?;
             Some((hi as f64 - lo as f64 + 1.0).max(1.0))
         }
-        LogicalPlan::Filter { input, .. }
-        | LogicalPlan::Sort { input, .. }
-        | LogicalPlan::Slice { input, .. }
-        | LogicalPlan::Window { input, .. }
-        | LogicalPlan::Distinct { input } => distinct_bound(input, column),
-        LogicalPlan::Project { input, exprs }
-        | LogicalPlan::Aggregate {
+        LogicalPlan::Filter(Filter { input, .. })
+        | LogicalPlan::Sort(Sort { input, .. })
+        | LogicalPlan::Slice(Slice { input, .. })
+        | LogicalPlan::Window(Window { input, .. })
+        | LogicalPlan::Distinct(Distinct { input, .. }) => distinct_bound(input, column),
+        LogicalPlan::Project(Project { input, exprs, .. })
+        | LogicalPlan::Aggregate(Aggregate {
             input, keys: exprs, ..
-        } => distinct_bound(input, super::column_passed_on(exprs, column)?),
+        }) => distinct_bound(input, super::column_passed_on(exprs, column)?),
         LogicalPlan::Join(Join { left, right, .. }) => {
             let in_left = left.schema().ok()?.index_of(column).is_ok();
             distinct_bound(if in_left { left } else { right }, column)
         }
-        LogicalPlan::Union { .. } => None,
+        LogicalPlan::Union(Union { .. }) => None,
     }
 }
 

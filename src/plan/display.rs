@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::{Join, JoinType, LogicalPlan};
+use crate::plan::{Aggregate, Distinct, Filter, Project, Slice, Sort, Union, Window};
 
 fn list(exprs: &[crate::expr::Expr]) -> String {
     exprs
@@ -28,9 +29,9 @@ impl LogicalPlan {
                 }
                 Ok(())
             }
-            LogicalPlan::Filter { predicate, .. } => write!(f, "Filter {predicate}"),
-            LogicalPlan::Project { exprs, .. } => write!(f, "Project [{}]", list(exprs)),
-            LogicalPlan::Aggregate { keys, aggs, .. } => {
+            LogicalPlan::Filter(Filter { predicate, .. }) => write!(f, "Filter {predicate}"),
+            LogicalPlan::Project(Project { exprs, .. }) => write!(f, "Project [{}]", list(exprs)),
+            LogicalPlan::Aggregate(Aggregate { keys, aggs, .. }) => {
                 write!(f, "Aggregate keys=[{}] aggs=[{}]", list(keys), list(aggs))
             }
             LogicalPlan::Join(Join {
@@ -54,7 +55,7 @@ impl LogicalPlan {
                     None => Ok(()),
                 }
             }
-            LogicalPlan::Sort { by, .. } => {
+            LogicalPlan::Sort(Sort { by, .. }) => {
                 let keys: Vec<String> = by
                     .iter()
                     .map(|k| {
@@ -68,13 +69,13 @@ impl LogicalPlan {
                     .collect();
                 write!(f, "Sort [{}]", keys.join(", "))
             }
-            LogicalPlan::Slice { offset, len, .. } => match len {
+            LogicalPlan::Slice(Slice { offset, len, .. }) => match len {
                 Some(n) => write!(f, "Slice offset={offset} len={n}"),
                 None => write!(f, "Slice offset={offset}"),
             },
-            LogicalPlan::Distinct { .. } => write!(f, "Distinct"),
-            LogicalPlan::Window { exprs, .. } => write!(f, "Window [{}]", list(exprs)),
-            LogicalPlan::Union { .. } => write!(f, "Union"),
+            LogicalPlan::Distinct(Distinct { .. }) => write!(f, "Distinct"),
+            LogicalPlan::Window(Window { exprs, .. }) => write!(f, "Window [{}]", list(exprs)),
+            LogicalPlan::Union(Union { .. }) => write!(f, "Union"),
         }
     }
 

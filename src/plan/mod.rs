@@ -3,9 +3,14 @@
 //! Both front ends (the [`crate::LazyFrame`] API and SQL) build these nodes;
 //! the optimizer rewrites them; the physical planner turns them into
 //! operators. Column names are resolved against [`LogicalPlan::schema`].
+//!
+//! Each node kind is a struct (`nodes.rs`) built by a constructor that
+//! computes its output schema once; the enum's shorthands
+//! ([`LogicalPlan::filter`], [`LogicalPlan::project`], ...) build them.
 
 pub mod cardinality;
 mod display;
+mod nodes;
 mod transformed;
 
 use std::sync::Arc;
@@ -14,10 +19,9 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 
 use crate::error::{Result, SlothError};
 use crate::expr::Expr;
-use crate::expr::window_output_type;
 use crate::io::ScanSource;
-use crate::physical_expr::expr_field;
 
+pub use nodes::{Aggregate, Distinct, Filter, Join, Project, Slice, Sort, Union, Window};
 pub use transformed::Transformed;
 
 /// The input column that the output `name` of `exprs` (a projection's or
@@ -106,150 +110,29 @@ impl Scan {
     }
 }
 
-/// A join of two inputs: an equi-join on pairs of key expressions (none
-/// for a cross join), of a kind, with an optional condition on each pair.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Join {
-    /// Left input.
-    pub left: Arc<LogicalPlan>,
-    /// Right input.
-    pub right: Arc<LogicalPlan>,
-    /// Left key expressions.
-    pub left_on: Vec<Expr>,
-    /// Right key expressions, pairwise equal to `left_on`.
-    pub right_on: Vec<Expr>,
-    /// Join kind.
-    pub how: JoinType,
-    /// Extra condition on each matching pair, over the columns of both
-    /// sides (named as in an inner join's output). A pair counts as a
-    /// match only if it holds: this is how `EXISTS` subqueries with
-    /// non-equality correlation (TPC-H Q21) are joined.
-    pub filter: Option<Expr>,
-}
-
-impl Join {
-    /// The same join (keys, kind and filter) over other inputs: what a
-    /// rewrite of the inputs builds.
-    pub fn with_inputs(&self, left: Arc<LogicalPlan>, right: Arc<LogicalPlan>) -> Join {
-        Join {
-            left,
-            right,
-            left_on: self.left_on.clone(),
-            right_on: self.right_on.clone(),
-            how: self.how,
-            filter: self.filter.clone(),
-        }
-    }
-
-    /// The schema of the join's output ([`join_schema`]).
-    pub fn schema(&self) -> Result<SchemaRef> {
-        Ok(join_schema(
-            &*self.left.schema()?,
-            &*self.right.schema()?,
-            self.how,
-        ))
-    }
-
-    /// The key pairs, left with right.
-    pub fn keys(&self) -> impl Iterator<Item = (&Expr, &Expr)> {
-        self.left_on.iter().zip(&self.right_on)
-    }
-    /// Checks that the filter is Boolean and the keys pair up and compare.
-    fn validate(&self) -> Result<()> {
-        let (ls, rs) = (self.left.schema()?, self.right.schema()?);
-        if let Some(f) = &self.filter {
-            let pair = join_schema(&ls, &rs, JoinType::Inner);
-            let t = expr_field(f, &pair)?.data_type().clone();
-            if t != arrow::datatypes::DataType::Boolean {
-                return Err(SlothError::types(format!(
-                    "join filter {f} is {t}, not Boolean"
-                )));
-            }
-        }
-        if self.left_on.len() != self.right_on.len() {
-            return Err(SlothError::plan(format!(
-                "join has {} left keys but {} right keys",
-                self.left_on.len(),
-                self.right_on.len()
-            )));
-        }
-        for (l, r) in self.keys() {
-            let lt = expr_field(l, &ls)?.data_type().clone();
-            let rt = expr_field(r, &rs)?.data_type().clone();
-            if crate::expr::common_type(&lt, &rt).is_none() {
-                return Err(SlothError::types(format!(
-                    "join keys {l} ({lt}) and {r} ({rt}) cannot be compared"
-                )));
-            }
-        }
-        Ok(())
-    }
-}
-
 /// A node of the logical plan.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogicalPlan {
     /// Read a table.
     Scan(Scan),
     /// Keep rows where the predicate is true.
-    Filter {
-        /// Input.
-        input: Arc<LogicalPlan>,
-        /// A Boolean expression.
-        predicate: Expr,
-    },
+    Filter(Filter),
     /// Compute a list of expressions per row.
-    Project {
-        /// Input.
-        input: Arc<LogicalPlan>,
-        /// The output columns.
-        exprs: Vec<Expr>,
-    },
+    Project(Project),
     /// Group by keys and compute aggregates.
-    Aggregate {
-        /// Input.
-        input: Arc<LogicalPlan>,
-        /// Grouping expressions (none: one global group).
-        keys: Vec<Expr>,
-        /// Aggregate expressions, each an (aliased) [`Expr::Agg`].
-        aggs: Vec<Expr>,
-    },
+    Aggregate(Aggregate),
     /// Equi-join (or cross join when the key lists are empty).
     Join(Join),
     /// Order rows.
-    Sort {
-        /// Input.
-        input: Arc<LogicalPlan>,
-        /// The keys, most significant first.
-        by: Vec<SortKey>,
-    },
+    Sort(Sort),
     /// Rows `offset..offset+len`.
-    Slice {
-        /// Input.
-        input: Arc<LogicalPlan>,
-        /// Rows to skip.
-        offset: usize,
-        /// Rows to keep (all when `None`).
-        len: Option<usize>,
-    },
-    /// Append window function columns: the input's columns, then one per
-    /// (aliased) [`Expr::Window`]. Output rows come in partition order.
-    Window {
-        /// Input.
-        input: Arc<LogicalPlan>,
-        /// Window expressions, each aliased.
-        exprs: Vec<Expr>,
-    },
+    Slice(Slice),
+    /// Append window function columns.
+    Window(Window),
     /// Remove duplicate rows.
-    Distinct {
-        /// Input.
-        input: Arc<LogicalPlan>,
-    },
+    Distinct(Distinct),
     /// Concatenate inputs with the same schema (`UNION ALL`).
-    Union {
-        /// The inputs.
-        inputs: Vec<Arc<LogicalPlan>>,
-    },
+    Union(Union),
 }
 
 /// The suffix given to a right-side column whose name the left side has.
@@ -270,78 +153,36 @@ impl LogicalPlan {
             .collect())
     }
 
-    /// The schema of this node's output.
+    /// The schema of this node's output (computed when the node was
+    /// built).
     pub fn schema(&self) -> Result<SchemaRef> {
-        Ok(match self {
-            LogicalPlan::Scan(scan) => scan.schema(),
-            LogicalPlan::Filter { input, .. }
-            | LogicalPlan::Sort { input, .. }
-            | LogicalPlan::Slice { input, .. }
-            | LogicalPlan::Distinct { input } => input.schema()?,
-            LogicalPlan::Project { input, exprs } => {
-                let input = input.schema()?;
-                let fields = exprs
-                    .iter()
-                    .map(|e| expr_field(e, &input))
-                    .collect::<Result<Vec<_>>>()?;
-                check_unique(&fields)?;
-                Arc::new(Schema::new(fields))
-            }
-            LogicalPlan::Aggregate { input, keys, aggs } => {
-                let input = input.schema()?;
-                let fields = keys
-                    .iter()
-                    .chain(aggs)
-                    .map(|e| expr_field(e, &input))
-                    .collect::<Result<Vec<_>>>()?;
-                check_unique(&fields)?;
-                Arc::new(Schema::new(fields))
-            }
-            LogicalPlan::Join(join) => join.schema()?,
-            LogicalPlan::Window { input, exprs } => {
-                let s = input.schema()?;
-                let mut fields: Vec<Field> =
-                    s.fields().iter().map(|f| f.as_ref().clone()).collect();
-                for e in exprs {
-                    let Expr::Window {
-                        func,
-                        args,
-                        order_by,
-                        ..
-                    } = e.unalias()
-                    else {
-                        return Err(SlothError::plan(format!("'{e}' is not a window function")));
-                    };
-                    if let (Some(frame), [key]) = (func.frame(), order_by.as_slice()) {
-                        frame.check_key(expr_field(&key.expr, &s)?.data_type())?;
-                    }
-                    let types = args
-                        .iter()
-                        .map(|a| Ok(expr_field(a, &s)?.data_type().clone()))
-                        .collect::<Result<Vec<_>>>()?;
-                    let data_type = window_output_type(*func, &types)?;
-                    fields.push(Field::new(e.output_name(), data_type, true));
-                }
-                check_unique(&fields)?;
-                Arc::new(Schema::new(fields))
-            }
-            LogicalPlan::Union { inputs } => union_schema(inputs)?,
-        })
+        match self {
+            LogicalPlan::Scan(scan) => Ok(scan.schema()),
+            LogicalPlan::Filter(n) => n.schema(),
+            LogicalPlan::Project(n) => n.schema(),
+            LogicalPlan::Aggregate(n) => n.schema(),
+            LogicalPlan::Join(n) => n.schema(),
+            LogicalPlan::Sort(n) => n.schema(),
+            LogicalPlan::Slice(n) => n.schema(),
+            LogicalPlan::Window(n) => n.schema(),
+            LogicalPlan::Distinct(n) => n.schema(),
+            LogicalPlan::Union(n) => n.schema(),
+        }
     }
 
     /// The direct inputs of this node.
     pub fn inputs(&self) -> Vec<&Arc<LogicalPlan>> {
         match self {
             LogicalPlan::Scan(_) => vec![],
-            LogicalPlan::Filter { input, .. }
-            | LogicalPlan::Project { input, .. }
-            | LogicalPlan::Aggregate { input, .. }
-            | LogicalPlan::Sort { input, .. }
-            | LogicalPlan::Slice { input, .. }
-            | LogicalPlan::Distinct { input }
-            | LogicalPlan::Window { input, .. } => vec![input],
+            LogicalPlan::Filter(Filter { input, .. })
+            | LogicalPlan::Project(Project { input, .. })
+            | LogicalPlan::Aggregate(Aggregate { input, .. })
+            | LogicalPlan::Sort(Sort { input, .. })
+            | LogicalPlan::Slice(Slice { input, .. })
+            | LogicalPlan::Distinct(Distinct { input, .. })
+            | LogicalPlan::Window(Window { input, .. }) => vec![input],
             LogicalPlan::Join(Join { left, right, .. }) => vec![left, right],
-            LogicalPlan::Union { inputs } => inputs.iter().collect(),
+            LogicalPlan::Union(Union { inputs, .. }) => inputs.iter().collect(),
         }
     }
 
@@ -350,39 +191,61 @@ impl LogicalPlan {
         let mut next = || new.remove(0);
         match self {
             LogicalPlan::Scan(s) => LogicalPlan::Scan(s.clone()),
-            LogicalPlan::Filter { predicate, .. } => LogicalPlan::Filter {
-                input: next(),
-                predicate: predicate.clone(),
-            },
-            LogicalPlan::Project { exprs, .. } => LogicalPlan::Project {
-                input: next(),
-                exprs: exprs.clone(),
-            },
-            LogicalPlan::Aggregate { keys, aggs, .. } => LogicalPlan::Aggregate {
-                input: next(),
-                keys: keys.clone(),
-                aggs: aggs.clone(),
-            },
-            LogicalPlan::Sort { by, .. } => LogicalPlan::Sort {
-                input: next(),
-                by: by.clone(),
-            },
-            LogicalPlan::Slice { offset, len, .. } => LogicalPlan::Slice {
-                input: next(),
-                offset: *offset,
-                len: *len,
-            },
-            LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { input: next() },
-            LogicalPlan::Window { exprs, .. } => LogicalPlan::Window {
-                input: next(),
-                exprs: exprs.clone(),
-            },
+            LogicalPlan::Filter(n) => LogicalPlan::filter(next(), n.predicate.clone()),
+            LogicalPlan::Project(n) => LogicalPlan::project(next(), n.exprs.clone()),
+            LogicalPlan::Aggregate(n) => {
+                LogicalPlan::aggregate(next(), n.keys.clone(), n.aggs.clone())
+            }
+            LogicalPlan::Sort(n) => LogicalPlan::sort(next(), n.by.clone()),
+            LogicalPlan::Slice(n) => LogicalPlan::slice(next(), n.offset, n.len),
+            LogicalPlan::Distinct(_) => LogicalPlan::distinct(next()),
+            LogicalPlan::Window(n) => LogicalPlan::window(next(), n.exprs.clone()),
             LogicalPlan::Join(join) => {
                 let left = next();
                 LogicalPlan::Join(join.with_inputs(left, next()))
             }
-            LogicalPlan::Union { .. } => LogicalPlan::Union { inputs: new },
+            LogicalPlan::Union(_) => LogicalPlan::union(new),
         }
+    }
+
+    /// A [`Filter`] node.
+    pub fn filter(input: Arc<LogicalPlan>, predicate: Expr) -> Self {
+        LogicalPlan::Filter(Filter::new(input, predicate))
+    }
+
+    /// A [`Project`] node.
+    pub fn project(input: Arc<LogicalPlan>, exprs: Vec<Expr>) -> Self {
+        LogicalPlan::Project(Project::new(input, exprs))
+    }
+
+    /// An [`Aggregate`] node.
+    pub fn aggregate(input: Arc<LogicalPlan>, keys: Vec<Expr>, aggs: Vec<Expr>) -> Self {
+        LogicalPlan::Aggregate(Aggregate::new(input, keys, aggs))
+    }
+
+    /// A [`Sort`] node.
+    pub fn sort(input: Arc<LogicalPlan>, by: Vec<SortKey>) -> Self {
+        LogicalPlan::Sort(Sort::new(input, by))
+    }
+
+    /// A [`Slice`] node.
+    pub fn slice(input: Arc<LogicalPlan>, offset: usize, len: Option<usize>) -> Self {
+        LogicalPlan::Slice(Slice::new(input, offset, len))
+    }
+
+    /// A [`Window`] node.
+    pub fn window(input: Arc<LogicalPlan>, exprs: Vec<Expr>) -> Self {
+        LogicalPlan::Window(Window::new(input, exprs))
+    }
+
+    /// A [`Distinct`] node.
+    pub fn distinct(input: Arc<LogicalPlan>) -> Self {
+        LogicalPlan::Distinct(Distinct::new(input))
+    }
+
+    /// A [`Union`] node.
+    pub fn union(inputs: Vec<Arc<LogicalPlan>>) -> Self {
+        LogicalPlan::Union(Union::new(inputs))
     }
 
     /// Rewrites the tree bottom-up with `f`, which says of each node
@@ -417,41 +280,12 @@ impl LogicalPlan {
         }
         self.schema()?;
         match self {
-            LogicalPlan::Filter { input, predicate } => {
-                let f = expr_field(predicate, &*input.schema()?)?;
-                if !matches!(
-                    f.data_type(),
-                    arrow::datatypes::DataType::Boolean | arrow::datatypes::DataType::Null
-                ) {
-                    return Err(SlothError::types(format!(
-                        "filter predicate {predicate} is {}, not Boolean",
-                        f.data_type()
-                    )));
-                }
-            }
-            LogicalPlan::Sort { input, by } => {
-                let s = input.schema()?;
-                for k in by {
-                    expr_field(&k.expr, &s)?;
-                }
-            }
-            LogicalPlan::Join(join) => join.validate()?,
-            _ => {}
-        }
-        Ok(())
-    }
-}
-
-fn check_unique(fields: &[Field]) -> Result<()> {
-    for (i, f) in fields.iter().enumerate() {
-        if fields[..i].iter().any(|g| g.name() == f.name()) {
-            return Err(SlothError::plan(format!(
-                "duplicate output column '{}'; use alias() (or AS) to rename one",
-                f.name()
-            )));
+            LogicalPlan::Filter(filter) => filter.validate(),
+            LogicalPlan::Sort(sort) => sort.validate(),
+            LogicalPlan::Join(join) => join.validate(),
+            _ => Ok(()),
         }
     }
-    Ok(())
 }
 
 /// Output schema of a join: left columns, then right columns (nullable where
@@ -468,38 +302,6 @@ pub fn join_schema(left: &Schema, right: &Schema, how: JoinType) -> SchemaRef {
         }
     }
     Arc::new(Schema::new(fields))
-}
-
-/// Union output: the first input's names, each column in the common type of
-/// that column across all inputs.
-fn union_schema(inputs: &[Arc<LogicalPlan>]) -> Result<SchemaRef> {
-    let first = inputs
-        .first()
-        .ok_or_else(|| SlothError::plan("union of no inputs"))?
-        .schema()?;
-    let mut fields: Vec<Field> = first.fields().iter().map(|f| nullable(f)).collect();
-    for other in &inputs[1..] {
-        let s = other.schema()?;
-        if s.fields().len() != fields.len() {
-            return Err(SlothError::plan(format!(
-                "union inputs have {} and {} columns",
-                fields.len(),
-                s.fields().len()
-            )));
-        }
-        for (f, g) in fields.iter_mut().zip(s.fields()) {
-            let t = crate::expr::common_type(f.data_type(), g.data_type()).ok_or_else(|| {
-                SlothError::types(format!(
-                    "union column '{}' is {} in one input and {} in another",
-                    f.name(),
-                    f.data_type(),
-                    g.data_type()
-                ))
-            })?;
-            *f = f.clone().with_data_type(t);
-        }
-    }
-    Ok(Arc::new(Schema::new(fields)))
 }
 
 /// Computes the window functions found anywhere in `exprs` by one
@@ -534,12 +336,12 @@ pub fn lift_windows<'a>(
             None => n,
         });
     }
-    Arc::new(LogicalPlan::Window {
+    Arc::new(LogicalPlan::window(
         input,
-        exprs: windows
+        windows
             .into_iter()
             .zip(&names)
             .map(|(w, n)| w.alias(n.as_str()))
             .collect(),
-    })
+    ))
 }

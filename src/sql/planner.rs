@@ -17,7 +17,7 @@ use super::expr::{Resolver, convert};
 use super::unsupported::check_query;
 use crate::error::{Result, SlothError};
 use crate::expr::{Expr, col};
-use crate::plan::{LogicalPlan, SortKey};
+use crate::plan::{Distinct, LogicalPlan, SortKey, Union};
 
 /// One visible column: `qualifier.name`, called `internal` in the plan.
 #[derive(Clone)]
@@ -291,11 +291,7 @@ impl<'a> QueryPlanner<'a> {
             limit = Some(limit.map_or(n, |l| l.min(n)));
         }
         if limit.is_some() || offset > 0 {
-            plan = LogicalPlan::Slice {
-                input: Arc::new(plan),
-                offset,
-                len: limit,
-            };
+            plan = LogicalPlan::slice(Arc::new(plan), offset, limit);
         }
         *self.ctes.borrow_mut() = saved;
         Ok(plan)
@@ -323,24 +319,22 @@ impl<'a> QueryPlanner<'a> {
                 // union of all its inputs, not a union nested per term:
                 // a generated chain of thousands stays a flat, shallow plan.
                 let mut inputs = match (l, distinct) {
-                    (LogicalPlan::Union { inputs }, false) => inputs,
-                    (LogicalPlan::Distinct { input }, true)
-                        if matches!(input.as_ref(), LogicalPlan::Union { .. }) =>
+                    (LogicalPlan::Union(Union { inputs, .. }), false) => inputs,
+                    (LogicalPlan::Distinct(Distinct { input, .. }), true)
+                        if matches!(input.as_ref(), LogicalPlan::Union(Union { .. })) =>
                     {
                         match Arc::unwrap_or_clone(input) {
-                            LogicalPlan::Union { inputs } => inputs,
+                            LogicalPlan::Union(Union { inputs, .. }) => inputs,
                             _ => unreachable!("matched a union"),
                         }
                     }
                     (l, _) => vec![Arc::new(l)],
                 };
                 inputs.push(Arc::new(r));
-                let union = LogicalPlan::Union { inputs };
+                let union = LogicalPlan::union(inputs);
                 Ok(match distinct {
                     false => union,
-                    true => LogicalPlan::Distinct {
-                        input: Arc::new(union),
-                    },
+                    true => LogicalPlan::distinct(Arc::new(union)),
                 })
             }
             SetExpr::SetOperation {
@@ -407,10 +401,7 @@ impl<'a> QueryPlanner<'a> {
                 Ok(sort_key(expr, o))
             })
             .collect::<Result<_>>()?;
-        Ok(LogicalPlan::Sort {
-            input: Arc::new(plan),
-            by: keys,
-        })
+        Ok(LogicalPlan::sort(Arc::new(plan), keys))
     }
 }
 
@@ -449,10 +440,7 @@ fn order_by_all_columns(plan: LogicalPlan, options: &ast::OrderByOptions) -> Res
             sort_key(col(name.as_str()), &key)
         })
         .collect();
-    Ok(LogicalPlan::Sort {
-        input: Arc::new(plan),
-        by,
-    })
+    Ok(LogicalPlan::sort(Arc::new(plan), by))
 }
 
 /// The 0-based output position an ORDER BY / GROUP BY key names when it
@@ -499,8 +487,5 @@ pub(super) fn renamed(
             None => col(n.as_str()),
         })
         .collect();
-    Ok(LogicalPlan::Project {
-        input: Arc::new(plan),
-        exprs,
-    })
+    Ok(LogicalPlan::project(Arc::new(plan), exprs))
 }

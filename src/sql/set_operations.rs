@@ -42,16 +42,13 @@ pub(super) fn intersect_or_except_all(
     let names = left.column_names()?;
     let numbered = |plan: LogicalPlan| -> Result<LogicalPlan> {
         let partition_by = columns(&plan.column_names()?);
-        Ok(LogicalPlan::Window {
-            input: Arc::new(plan),
-            exprs: vec![Expr::over(WindowFunc::RowNumber, partition_by, vec![]).alias(COPY)],
-        })
+        Ok(LogicalPlan::window(
+            Arc::new(plan),
+            vec![Expr::over(WindowFunc::RowNumber, partition_by, vec![]).alias(COPY)],
+        ))
     };
     let distinct = intersect_or_except(numbered(left)?, numbered(right)?, except)?;
-    Ok(LogicalPlan::Project {
-        input: Arc::new(distinct),
-        exprs: columns(&names),
-    })
+    Ok(LogicalPlan::project(Arc::new(distinct), columns(&names)))
 }
 
 /// `left INTERSECT right` (`except == false`) or `left EXCEPT right`, both
@@ -74,36 +71,28 @@ pub(super) fn intersect_or_except(
     let tagged = |plan: LogicalPlan, names: &[String], side: i64| {
         let mut exprs: Vec<Expr> = columns(names);
         exprs.push(lit(side).alias(SIDE));
-        Arc::new(LogicalPlan::Project {
-            input: Arc::new(plan),
-            exprs,
-        })
+        Arc::new(LogicalPlan::project(Arc::new(plan), exprs))
     };
-    let union = LogicalPlan::Union {
-        inputs: vec![tagged(left, &names, 1), tagged(right, &right_names, 2)],
-    };
+    let union = LogicalPlan::union(vec![
+        tagged(left, &names, 1),
+        tagged(right, &right_names, 2),
+    ]);
     let rows_of = |side: i64| {
         when(col(SIDE).eq(lit(side)))
             .then(lit(1i64))
             .otherwise(lit(0i64))
             .sum()
     };
-    let grouped = LogicalPlan::Aggregate {
-        input: Arc::new(union),
-        keys: columns(&names),
-        aggs: vec![rows_of(1).alias("__left"), rows_of(2).alias("__right")],
-    };
+    let grouped = LogicalPlan::aggregate(
+        Arc::new(union),
+        columns(&names),
+        vec![rows_of(1).alias("__left"), rows_of(2).alias("__right")],
+    );
     let on_right = if except {
         col("__right").eq(lit(0i64))
     } else {
         col("__right").gt(lit(0i64))
     };
-    let kept = LogicalPlan::Filter {
-        input: Arc::new(grouped),
-        predicate: col("__left").gt(lit(0i64)).and(on_right),
-    };
-    Ok(LogicalPlan::Project {
-        input: Arc::new(kept),
-        exprs: columns(&names),
-    })
+    let kept = LogicalPlan::filter(Arc::new(grouped), col("__left").gt(lit(0i64)).and(on_right));
+    Ok(LogicalPlan::project(Arc::new(kept), columns(&names)))
 }

@@ -43,7 +43,9 @@ use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, Expr, Operator, ScalarValue, col, count_star, lit, when};
 use crate::functions;
 use crate::io::ScanSource;
-use crate::plan::{Join, JoinType, LogicalPlan, Scan, Transformed};
+use crate::plan::{
+    Aggregate, Filter, Join, JoinType, LogicalPlan, Project, Scan, Transformed, Window,
+};
 
 /// Prefix marking a column resolved in the enclosing query.
 pub(in crate::sql) const OUTER: &str = "\u{1}";
@@ -131,16 +133,14 @@ impl Domain {
         outer: &Arc<LogicalPlan>,
         outer_values: &[Expr],
     ) -> Result<Arc<LogicalPlan>> {
-        let values = LogicalPlan::Distinct {
-            input: Arc::new(LogicalPlan::Project {
-                input: outer.clone(),
-                exprs: outer_values
-                    .iter()
-                    .zip(self.column_names())
-                    .map(|(e, d)| e.clone().alias(d))
-                    .collect(),
-            }),
-        };
+        let values = LogicalPlan::distinct(Arc::new(LogicalPlan::project(
+            outer.clone(),
+            outer_values
+                .iter()
+                .zip(self.column_names())
+                .map(|(e, d)| e.clone().alias(d))
+                .collect(),
+        )));
         let replaced = plan.transform_up(&mut |node| match &node {
             LogicalPlan::Scan(scan)
                 if matches!(&scan.source, ScanSource::Memory { batches, .. }
@@ -264,11 +264,11 @@ impl Resolver for SelectResolver<'_, '_> {
         }));
         let mut pending = self.pending.borrow_mut();
         pending.push(PendingJoin {
-            plan: Arc::new(LogicalPlan::Aggregate {
-                input: sq.plan.clone(),
-                keys: right_on.clone(),
+            plan: Arc::new(LogicalPlan::aggregate(
+                sq.plan.clone(),
+                right_on.clone(),
                 aggs,
-            }),
+            )),
             how,
             left_on: left_on.clone(),
             right_on: right_on.clone(),
@@ -289,11 +289,11 @@ impl Resolver for SelectResolver<'_, '_> {
         hit_left.push(x.clone());
         hit_right.push(value);
         pending.push(PendingJoin {
-            plan: Arc::new(LogicalPlan::Aggregate {
-                input: sq.plan,
-                keys: hit_right.clone(),
-                aggs: vec![count_star().alias(hit.as_str())],
-            }),
+            plan: Arc::new(LogicalPlan::aggregate(
+                sq.plan,
+                hit_right.clone(),
+                vec![count_star().alias(hit.as_str())],
+            )),
             how: JoinType::Left,
             left_on: hit_left,
             right_on: hit_right,
@@ -338,16 +338,16 @@ impl Resolver for SelectResolver<'_, '_> {
             args: vec![v.clone()],
             distinct: false,
         };
-        let stats = LogicalPlan::Aggregate {
-            input: sq.plan,
-            keys: right_on.clone(),
-            aggs: vec![
+        let stats = LogicalPlan::aggregate(
+            sq.plan,
+            right_on.clone(),
+            vec![
                 count_star().alias(n.as_str()),
                 agg(AggFunc::Count).alias(nn.as_str()),
                 agg(AggFunc::Min).alias(min.as_str()),
                 agg(AggFunc::Max).alias(max.as_str()),
             ],
-        };
+        );
         let (min, max) = (col(min.as_str()), col(max.as_str()));
         let differs = min.clone().neq(x.clone()).or(max.clone().neq(x.clone()));
         // The condition under which some value decides the answer (false
@@ -567,10 +567,10 @@ impl SelectResolver<'_, '_> {
                 // NOT IN is null-aware: count rows and non-null values of the subquery once.
                 let id = self.planner.next_id();
                 let (n, nn) = (format!("__sq{id}.__n"), format!("__sq{id}.__nn"));
-                let stats = LogicalPlan::Aggregate {
-                    input: sq.plan.clone(),
-                    keys: vec![],
-                    aggs: vec![
+                let stats = LogicalPlan::aggregate(
+                    sq.plan.clone(),
+                    vec![],
+                    vec![
                         count_star().alias(n.as_str()),
                         Expr::Agg {
                             func: AggFunc::Count,
@@ -579,7 +579,7 @@ impl SelectResolver<'_, '_> {
                         }
                         .alias(nn.as_str()),
                     ],
-                };
+                );
                 let keep = col(n.as_str())
                     .eq(lit(0))
                     .or(x.is_not_null().and(col(nn.as_str()).eq(col(n.as_str()))));
@@ -659,19 +659,11 @@ impl SelectResolver<'_, '_> {
                 Some(d) => d.substitute(&p.plan, &left, &p.left_on[..d.columns.len()])?,
                 None => p.plan,
             };
-            plan = LogicalPlan::Join(Join {
-                left,
-                right,
-                left_on: p.left_on,
-                right_on: p.right_on,
-                how: p.how,
-                filter: p.filter,
-            });
+            plan = LogicalPlan::Join(Join::new(
+                left, right, p.left_on, p.right_on, p.how, p.filter,
+            ));
             if let Some(f) = p.post_filter {
-                plan = LogicalPlan::Filter {
-                    input: Arc::new(plan),
-                    predicate: f,
-                };
+                plan = LogicalPlan::filter(Arc::new(plan), f);
             }
         }
         Ok(plan)
@@ -680,7 +672,7 @@ impl SelectResolver<'_, '_> {
 
 /// True if `plan` computes a window function anywhere.
 fn plan_has_window(plan: &LogicalPlan) -> bool {
-    matches!(plan, LogicalPlan::Window { .. })
+    matches!(plan, LogicalPlan::Window(Window { .. }))
         || plan.inputs().into_iter().any(|i| plan_has_window(i))
 }
 
@@ -719,16 +711,17 @@ type Empty = ScalarValue;
 /// row without a match reads; `None` when the shape does not promise it.
 fn one_row_aggregate(plan: &LogicalPlan, value: &str, correlated: bool) -> Result<Option<Empty>> {
     // The renaming projection, then the SELECT's own.
-    let LogicalPlan::Project { input, exprs } = plan else {
+    let LogicalPlan::Project(Project { input, exprs, .. }) = plan else {
         return Ok(None);
     };
     let Some(renamed) = exprs.iter().find(|e| e.output_name() == value) else {
         return Ok(None);
     };
-    let LogicalPlan::Project {
+    let LogicalPlan::Project(Project {
         input: select_input,
         exprs: items,
-    } = input.as_ref()
+        ..
+    }) = input.as_ref()
     else {
         return Ok(None);
     };
@@ -737,10 +730,10 @@ fn one_row_aggregate(plan: &LogicalPlan, value: &str, correlated: bool) -> Resul
         return Ok(None);
     };
     let (aggregate, having) = match select_input.as_ref() {
-        LogicalPlan::Filter { input, .. } => (input.as_ref(), true),
+        LogicalPlan::Filter(Filter { input, .. }) => (input.as_ref(), true),
         other => (other, false),
     };
-    let LogicalPlan::Aggregate { keys, aggs, .. } = aggregate else {
+    let LogicalPlan::Aggregate(Aggregate { keys, aggs, .. }) = aggregate else {
         return Ok(None);
     };
     // Grouped by the correlation columns alone (exposed as `__c<i>` and
@@ -807,18 +800,18 @@ fn at_most_one_row(
         .map(|i| format!("{value}.__key{i}"))
         .collect();
     let rows = format!("{value}.__rows");
-    let grouped = LogicalPlan::Aggregate {
-        input: plan,
-        keys: right_on
+    let grouped = LogicalPlan::aggregate(
+        plan,
+        right_on
             .into_iter()
             .zip(&key_names)
             .map(|(k, n)| k.alias(n.as_str()))
             .collect(),
-        aggs: vec![
+        vec![
             count_star().alias(rows.as_str()),
             col(value).first().alias(value),
         ],
-    };
+    );
     let mut exprs: Vec<Expr> = key_names.iter().map(|n| col(n.as_str())).collect();
     exprs.push(
         Expr::Function(
@@ -827,10 +820,7 @@ fn at_most_one_row(
         )
         .alias(value),
     );
-    let checked = LogicalPlan::Project {
-        input: Arc::new(grouped),
-        exprs,
-    };
+    let checked = LogicalPlan::project(Arc::new(grouped), exprs);
     (
         Arc::new(checked),
         key_names.iter().map(|n| col(n.as_str())).collect(),
@@ -946,10 +936,7 @@ impl QueryPlanner<'_> {
             .iter()
             .map(|n| col(n.as_str()).alias(format!("{prefix}{n}")))
             .collect();
-        let plan = Arc::new(LogicalPlan::Project {
-            input: Arc::new(plan),
-            exprs,
-        });
+        let plan = Arc::new(LogicalPlan::project(Arc::new(plan), exprs));
         let values = names
             .iter()
             .filter(|n| !n.starts_with("__c"))

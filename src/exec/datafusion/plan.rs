@@ -22,7 +22,10 @@ use super::df_error;
 use crate::error::{Result, SlothError};
 use crate::expr::Expr;
 use crate::io::ScanSource;
-use crate::plan::{Join, JoinType, LogicalPlan, Scan, join_schema};
+use crate::plan::{
+    Aggregate, Distinct, Filter, Join, JoinType, LogicalPlan, Project, Scan, Slice, Sort, Union,
+    Window, join_schema,
+};
 
 /// Translates one plan; holds the DataFusion context whose functions the
 /// expressions call, and numbers the relations it names.
@@ -117,7 +120,9 @@ impl<'a> Translator<'a> {
     pub(super) fn translate(&mut self, plan: &LogicalPlan) -> Result<DfPlan> {
         match plan {
             LogicalPlan::Scan(scan) => self.scan(scan),
-            LogicalPlan::Filter { input, predicate } => {
+            LogicalPlan::Filter(Filter {
+                input, predicate, ..
+            }) => {
                 let (df, sloth) = (self.translate(input)?, input.schema()?);
                 let predicate = self.expr(
                     predicate,
@@ -128,13 +133,15 @@ impl<'a> Translator<'a> {
                 )?;
                 build(LogicalPlanBuilder::from(df).filter(predicate))
             }
-            LogicalPlan::Project { input, exprs } => {
+            LogicalPlan::Project(Project { input, exprs, .. }) => {
                 let df = self.translate(input)?;
                 let (sloth, out) = (input.schema()?, plan.schema()?);
                 let exprs = self.named(exprs, &sloth, &out, df.schema(), 0)?;
                 build(LogicalPlanBuilder::from(df).project(exprs))
             }
-            LogicalPlan::Aggregate { input, keys, aggs } => {
+            LogicalPlan::Aggregate(Aggregate {
+                input, keys, aggs, ..
+            }) => {
                 let df = self.translate(input)?;
                 let (sloth, out) = (input.schema()?, plan.schema()?);
                 let keys = self.named(keys, &sloth, &out, df.schema(), 0)?;
@@ -142,7 +149,7 @@ impl<'a> Translator<'a> {
                 build(LogicalPlanBuilder::from(df).aggregate(keys, aggs))
             }
             LogicalPlan::Join(join) => self.join(join),
-            LogicalPlan::Sort { input, by } => {
+            LogicalPlan::Sort(Sort { input, by, .. }) => {
                 let (df, sloth) = (self.translate(input)?, input.schema()?);
                 let scope = Scope {
                     sloth: &sloth,
@@ -158,11 +165,13 @@ impl<'a> Translator<'a> {
                     .collect::<Result<Vec<_>>>()?;
                 build(LogicalPlanBuilder::from(df).sort(sorts))
             }
-            LogicalPlan::Slice { input, offset, len } => {
+            LogicalPlan::Slice(Slice {
+                input, offset, len, ..
+            }) => {
                 let df = self.translate(input)?;
                 build(LogicalPlanBuilder::from(df).limit(*offset, *len))
             }
-            LogicalPlan::Window { input, exprs } => {
+            LogicalPlan::Window(Window { input, exprs, .. }) => {
                 let df = self.translate(input)?;
                 let (sloth, out) = (input.schema()?, plan.schema()?);
                 let first = sloth.fields().len();
@@ -194,11 +203,11 @@ impl<'a> Translator<'a> {
                 let windowed = LogicalPlanBuilder::window_plan(df, exprs).map_err(df_error)?;
                 build(LogicalPlanBuilder::from(windowed).project(inputs.into_iter().chain(outputs)))
             }
-            LogicalPlan::Distinct { input } => {
+            LogicalPlan::Distinct(Distinct { input, .. }) => {
                 let df = self.translate(input)?;
                 build(LogicalPlanBuilder::from(df).distinct())
             }
-            LogicalPlan::Union { inputs } => {
+            LogicalPlan::Union(Union { inputs, .. }) => {
                 let out = plan.schema()?;
                 let mut translated = inputs
                     .iter()

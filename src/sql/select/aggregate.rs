@@ -316,21 +316,14 @@ pub(super) fn aggregate(
         .map(|(a, n)| a.alias(n.as_str()))
         .collect();
     let mut plan = match <[Vec<usize>; 1]>::try_from(sets) {
-        Ok([set]) if set.len() == keys.len() => LogicalPlan::Aggregate {
-            input: Arc::new(plan),
-            keys,
-            aggs,
-        },
+        Ok([set]) if set.len() == keys.len() => LogicalPlan::aggregate(Arc::new(plan), keys, aggs),
         Ok([set]) => grouping_sets(plan, &keys, &aggs, vec![set])?,
         Err(sets) => grouping_sets(plan, &keys, &aggs, sets)?,
     };
     resolver.pending.borrow_mut().extend(late);
     plan = resolver.apply_pending(plan)?;
     if let Some(h) = having {
-        plan = LogicalPlan::Filter {
-            input: Arc::new(plan),
-            predicate: h,
-        };
+        plan = LogicalPlan::filter(Arc::new(plan), h);
     }
     Ok(plan)
 }
@@ -354,11 +347,11 @@ fn grouping_sets(
         .into_iter()
         .enumerate()
         .map(|(number, set)| {
-            let aggregate = LogicalPlan::Aggregate {
-                input: input.clone(),
-                keys: set.iter().map(|&i| keys[i].clone()).collect(),
-                aggs: aggs.to_vec(),
-            };
+            let aggregate = LogicalPlan::aggregate(
+                input.clone(),
+                set.iter().map(|&i| keys[i].clone()).collect(),
+                aggs.to_vec(),
+            );
             let mut exprs = Vec::with_capacity(keys.len() + aggs.len() + 1);
             for (i, key) in keys.iter().enumerate() {
                 let name = key.output_name();
@@ -371,13 +364,10 @@ fn grouping_sets(
             }
             exprs.extend(aggs.iter().map(|a| col(a.output_name().as_str())));
             exprs.push(lit(number as i64).alias(GROUPING_SET));
-            Ok(Arc::new(LogicalPlan::Project {
-                input: Arc::new(aggregate),
-                exprs,
-            }))
+            Ok(Arc::new(LogicalPlan::project(Arc::new(aggregate), exprs)))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(LogicalPlan::Union { inputs: branches })
+    Ok(LogicalPlan::union(branches))
 }
 
 /// Checks that each `GROUPING(..)` in `e` names grouping keys only.

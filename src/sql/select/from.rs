@@ -165,10 +165,7 @@ impl QueryPlanner<'_> {
                 });
             }
             let plan = if renamed {
-                Arc::new(LogicalPlan::Project {
-                    input: f.plan,
-                    exprs,
-                })
+                Arc::new(LogicalPlan::project(f.plan, exprs))
             } else {
                 f.plan
             };
@@ -199,10 +196,7 @@ fn explicit_joins(
                 cols.extend(rcols);
             }
             if let Some(r) = residual {
-                plan = Arc::new(LogicalPlan::Filter {
-                    input: plan,
-                    predicate: r,
-                });
+                plan = Arc::new(LogicalPlan::filter(plan, r));
             }
         }
         items.push((plan, cols));
@@ -376,20 +370,14 @@ fn join_on(
         if preserves_right {
             residual.extend(right_only);
         } else {
-            right = Arc::new(LogicalPlan::Filter {
-                input: right,
-                predicate: p,
-            });
+            right = Arc::new(LogicalPlan::filter(right, p));
         }
     }
     if let Some(p) = Expr::conjunction(left_only.clone()) {
         if preserves_left {
             residual.extend(left_only);
         } else {
-            left = Arc::new(LogicalPlan::Filter {
-                input: left,
-                predicate: p,
-            });
+            left = Arc::new(LogicalPlan::filter(left, p));
         }
     }
     // An inner join leaves its other conditions to a filter above it. An
@@ -411,14 +399,7 @@ fn join_on(
             (how, Expr::conjunction(residual), None)
         }
     };
-    let j = LogicalPlan::Join(Join {
-        left,
-        right,
-        left_on,
-        right_on,
-        how,
-        filter,
-    });
+    let j = LogicalPlan::Join(Join::new(left, right, left_on, right_on, how, filter));
     Ok((Arc::new(j), above))
 }
 

@@ -148,10 +148,7 @@ fn windows_and_qualify(plan: LogicalPlan, outputs: &mut aggregate::Outputs) -> L
     );
     let plan = Arc::unwrap_or_clone(windowed);
     match outputs.qualify.take() {
-        Some(predicate) => LogicalPlan::Filter {
-            input: Arc::new(plan),
-            predicate,
-        },
+        Some(predicate) => LogicalPlan::filter(Arc::new(plan), predicate),
         None => plan,
     }
 }

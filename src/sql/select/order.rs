@@ -103,9 +103,5 @@ pub(super) fn top(plan: LogicalPlan, s: &ast::Select, correlated: bool) -> Resul
         Some(ast::TopQuantity::Expr(e)) => literal_usize(e, "TOP")?,
         None => return Err(SlothError::plan("TOP needs a row count")),
     };
-    Ok(LogicalPlan::Slice {
-        input: Arc::new(plan),
-        offset: 0,
-        len: Some(n),
-    })
+    Ok(LogicalPlan::slice(Arc::new(plan), 0, Some(n)))
 }

@@ -105,25 +105,17 @@ pub(super) fn project(
         };
         keys.push(sort_key(key, o));
     }
-    plan = LogicalPlan::Project {
-        input: Arc::new(plan),
-        exprs,
-    };
+    plan = LogicalPlan::project(Arc::new(plan), exprs);
     if distinct {
         if hidden > 0 {
             return Err(SlothError::plan(
                 "with SELECT DISTINCT, ORDER BY expressions must appear in the select list",
             ));
         }
-        plan = LogicalPlan::Distinct {
-            input: Arc::new(plan),
-        };
+        plan = LogicalPlan::distinct(Arc::new(plan));
     }
     if !keys.is_empty() {
-        plan = LogicalPlan::Sort {
-            input: Arc::new(plan),
-            by: keys,
-        };
+        plan = LogicalPlan::sort(Arc::new(plan), keys);
     }
     if hidden > 0 {
         let visible = items
@@ -131,10 +123,7 @@ pub(super) fn project(
             .take(visible)
             .map(|(_, n)| col(n.as_str()))
             .collect();
-        plan = LogicalPlan::Project {
-            input: Arc::new(plan),
-            exprs: visible,
-        };
+        plan = LogicalPlan::project(Arc::new(plan), visible);
     }
     Ok(plan)
 }

@@ -47,10 +47,7 @@ pub(super) fn filter(
     let (plan, conjuncts) = combine_items(items, conjuncts)?;
     let mut plan = resolver.apply_pending(plan)?;
     if let Some(p) = Expr::conjunction(conjuncts) {
-        plan = LogicalPlan::Filter {
-            input: Arc::new(plan),
-            predicate: p,
-        };
+        plan = LogicalPlan::filter(Arc::new(plan), p);
     }
     let mut correlated_columns: Vec<String> = Vec::new();
     for c in &correlated {
