@@ -8,6 +8,7 @@
 mod copy_options;
 mod ddl;
 mod expr;
+mod function_call;
 mod planner;
 mod prepared;
 mod recursive;
