@@ -318,20 +318,19 @@ impl<'a> QueryPlanner<'a> {
                 // A chain `a UNION ALL b UNION ALL c ..` (or of UNIONs) is one
                 // union of all its inputs, not a union nested per term:
                 // a generated chain of thousands stays a flat, shallow plan.
-                let mut inputs = match (l, distinct) {
-                    (LogicalPlan::Union(Union { inputs, .. }), false) => inputs,
+                let union = match (l, distinct) {
+                    (LogicalPlan::Union(union), false) => union.push(Arc::new(r)),
                     (LogicalPlan::Distinct(Distinct { input, .. }), true)
                         if matches!(input.as_ref(), LogicalPlan::Union(Union { .. })) =>
                     {
                         match Arc::unwrap_or_clone(input) {
-                            LogicalPlan::Union(Union { inputs, .. }) => inputs,
+                            LogicalPlan::Union(union) => union.push(Arc::new(r)),
                             _ => unreachable!("matched a union"),
                         }
                     }
-                    (l, _) => vec![Arc::new(l)],
+                    (l, _) => Union::new(vec![Arc::new(l), Arc::new(r)]),
                 };
-                inputs.push(Arc::new(r));
-                let union = LogicalPlan::union(inputs);
+                let union = LogicalPlan::Union(union);
                 Ok(match distinct {
                     false => union,
                     true => LogicalPlan::distinct(Arc::new(union)),
