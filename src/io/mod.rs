@@ -30,12 +30,8 @@ use crate::error::{Result, SlothError};
 
 pub use self::csv::CsvOptions;
 pub use self::csv_text::csv_ready;
-pub use self::filter::{
-    LATE_MATERIALIZATION_MAX_SELECTIVITY, SELECTION_MIN_KEPT, ScanFilter, Selected,
-};
-pub use self::parquet::{
-    DictCodes, Dictionary, ParquetScanMetrics, RowGroupUnit, SharedPages, row_group_may_match,
-};
+pub(crate) use self::filter::{ScanFilter, Selected};
+pub(crate) use self::parquet::{DictCodes, Dictionary, ParquetScanMetrics, SharedPages};
 pub(crate) use file_cache::set_memory_limit;
 pub(crate) use partitioned::OutputSink;
 pub use partitioned::PartitionedSink;
@@ -90,7 +86,7 @@ pub enum ScanUnit {
 
 impl ScanUnit {
     /// Reads the unit's rows that pass `filter`.
-    pub fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
+    pub(crate) fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
         match self {
             ScanUnit::Batch(b) => Ok(filter.apply(b.clone())?.into_iter().collect()),
             ScanUnit::ParquetRowGroup(u) => u.read(filter),
@@ -98,7 +94,7 @@ impl ScanUnit {
     }
 
     /// Rows the unit holds before any filter.
-    pub fn num_rows(&self) -> usize {
+    pub(crate) fn num_rows(&self) -> usize {
         match self {
             ScanUnit::Batch(b) => b.num_rows(),
             ScanUnit::ParquetRowGroup(u) => u.num_rows(),
@@ -111,7 +107,7 @@ impl ScanUnit {
     /// `codes` names columns whose dictionary codes the consumer can use
     /// ([`Selected::codes`]); a Parquet row group hands them on where it
     /// decodes them itself.
-    pub fn read_selected(
+    pub(crate) fn read_selected(
         &self,
         filter: &ScanFilter,
         select: bool,
@@ -413,7 +409,7 @@ impl ScanSource {
     /// (`filters` are over the projected schema), one per batch otherwise.
     /// A Parquet file's columns that `pages` shares between scans keep
     /// their decompressed pages there.
-    pub fn units(
+    pub(crate) fn units(
         &self,
         projection: Option<&[usize]>,
         filters: &[crate::physical_expr::PhysicalExpr],
@@ -469,7 +465,7 @@ impl ScanSource {
     /// Reads the given columns, keeping the rows that pass `filters` (all
     /// units, in parallel, in order), sharing pages through `pages` as
     /// [`ScanSource::units`] does.
-    pub fn read(
+    pub(crate) fn read(
         &self,
         projection: Option<&[usize]>,
         filters: &[crate::physical_expr::PhysicalExpr],
