@@ -142,6 +142,35 @@ fn csv_options_read_files_without_headers_with_other_delimiters_and_null_strings
     );
 }
 
+/// Inputs the fuzzers (`scripts/fuzz.sh`) found to crash sloth, kept in
+/// `tests/data/damaged/`: each is now a one-line error naming its file.
+#[test]
+fn files_the_fuzzers_found_are_errors_naming_the_file() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/damaged");
+    for (name, parquet) in [
+        // A column chunk at a negative offset in the footer: the parquet
+        // crate's byte_range() asserted.
+        ("negative-column-offset.parquet", true),
+        // An embedded Arrow schema (the footer's ARROW:schema) with an
+        // integer of 1,048,576 bits: arrow-ipc panicked decoding it.
+        ("arrow-schema-int-of-1048576-bits.parquet", true),
+        // A schema with an integer of 3,801,152 bits: arrow-ipc panicked.
+        ("int-of-3801152-bits.arrow", false),
+    ] {
+        let path = dir.join(name);
+        let lf = match parquet {
+            true => sloth::LazyFrame::scan_parquet(&path),
+            false => sloth::LazyFrame::scan_ipc(&path),
+        };
+        let err = lf.and_then(|lf| lf.collect()).expect_err(name).to_string();
+        assert!(
+            err.contains(name) && err.lines().count() == 1,
+            "{name}: {err}"
+        );
+        assert!(!err.contains("internal error"), "{name}: {err}");
+    }
+}
+
 #[test]
 fn a_damaged_parquet_file_is_named_in_the_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -99,8 +99,15 @@ fn load_metadata(path: &Path, page_index: bool) -> Result<(Bytes, ArrowReaderMet
         true => PageIndexPolicy::Optional,
         false => PageIndexPolicy::Skip,
     });
-    let metadata = ArrowReaderMetadata::load(&file.bytes, options.clone())
-        .map_err(|e| not_parquet(path, e))?;
+    // The footer's embedded Arrow schema is decoded by arrow-ipc, which
+    // panics on some damaged ones (an integer of a million bits).
+    let metadata = SlothError::catching_panics(|| {
+        ArrowReaderMetadata::load(&file.bytes, options.clone()).map_err(|e| not_parquet(path, e))
+    })
+    .map_err(|e| match e {
+        SlothError::Internal(m) => not_parquet(path, m),
+        other => other,
+    })?;
     let metadata = match view_schema(metadata.schema()) {
         Some(views) => {
             ArrowReaderMetadata::try_new(metadata.metadata().clone(), options.with_schema(views))

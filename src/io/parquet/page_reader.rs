@@ -65,8 +65,18 @@ impl Pages {
             Compression::ZSTD(_) => Some(Codec::Zstd),
             _ => None,
         };
-        match (codec, chunk_range(file, chunk)) {
-            (Some(codec), Some(range)) => Ok(Pages::Own(ChunkPages {
+        let Some(range) = chunk_range(file, chunk) else {
+            return Err(parquet::errors::ParquetError::General(format!(
+                "the footer places the column chunk outside the file (offset {}, {} bytes, in a file of {})",
+                chunk
+                    .dictionary_page_offset()
+                    .unwrap_or_else(|| chunk.data_page_offset()),
+                chunk.compressed_size(),
+                file.len()
+            )));
+        };
+        match codec {
+            Some(codec) => Ok(Pages::Own(ChunkPages {
                 file: file.clone(),
                 pos: range.start,
                 end: range.end,
@@ -74,9 +84,8 @@ impl Pages {
                 values_left: chunk.num_values(),
                 shared: shared.cloned(),
             })),
-            // Other codecs, and ranges the footer gets wrong (which the
-            // parquet crate reports in its own words).
-            _ => Ok(Pages::Parquet(Box::new(SerializedPageReader::new(
+            // Other codecs: the parquet crate's reader.
+            None => Ok(Pages::Parquet(Box::new(SerializedPageReader::new(
                 Arc::new(file.clone()),
                 chunk,
                 rows,
@@ -87,14 +96,16 @@ impl Pages {
 }
 
 /// Where `chunk` lies in `file`; `None` where the footer says it lies
-/// outside.
+/// outside, or at a negative offset or length (read from the footer's
+/// numbers, not `byte_range()`, which panics on those).
 pub(super) fn chunk_range(file: &Bytes, chunk: &ColumnChunkMetaData) -> Option<Range<usize>> {
-    let (start, len) = chunk.byte_range();
-    usize::try_from(start)
-        .ok()
-        .zip(usize::try_from(len).ok())
-        .and_then(|(s, l)| Some(s..s.checked_add(l)?))
-        .filter(|r| r.end <= file.len())
+    let start = chunk
+        .dictionary_page_offset()
+        .unwrap_or_else(|| chunk.data_page_offset());
+    let start = usize::try_from(start).ok()?;
+    let len = usize::try_from(chunk.compressed_size()).ok()?;
+    let range = start..start.checked_add(len)?;
+    (range.end <= file.len()).then_some(range)
 }
 
 impl Iterator for Pages {
