@@ -4,8 +4,12 @@
 //! message can still make it panic before then (an `unwrap` on a missing
 //! buffer, an impossible bit width). Both reads run under `catch_unwind`,
 //! so a damaged file is a one-line error that names it, like any other
-//! malformed input, never an internal error.
+//! malformed input, never an internal error. A damaged block length is
+//! checked before the read: arrow-ipc allocates a block's declared size
+//! first, and a failed allocation aborts the process (no panic to catch).
 
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use arrow::datatypes::SchemaRef;
@@ -43,12 +47,70 @@ pub(super) fn read_schema(path: &Path) -> Result<SchemaRef> {
 
 /// Every batch of the file, with only the `projection` columns if given.
 pub(super) fn read(path: &Path, projection: Option<&[usize]>) -> Result<Vec<RecordBatch>> {
-    let file = open(path)?;
+    let mut file = open(path)?;
+    check_blocks(path, &mut file)?;
     guarded(path, || {
         let reader = FileReader::try_new(file, projection.map(|p| p.to_vec()))
             .map_err(|e| data_error(path, e))?;
         reader.map(|b| b.map_err(|e| data_error(path, e))).collect()
     })
+}
+
+/// Checks that every block the footer lists (record batches and
+/// dictionaries) lies within the file. A footer that cannot be read is
+/// left to the reader, which reports it.
+fn check_blocks(path: &Path, file: &mut File) -> Result<()> {
+    let Some(footer) = footer_bytes(file)? else {
+        return Ok(());
+    };
+    let Ok(footer) = arrow::ipc::root_as_footer(&footer) else {
+        return Ok(());
+    };
+    let len = file.metadata()?.len();
+    let blocks = footer.recordBatches().into_iter().flatten();
+    for block in blocks.chain(footer.dictionaries().into_iter().flatten()) {
+        let end = u64::try_from(block.offset()).ok().and_then(|offset| {
+            offset
+                .checked_add(u64::try_from(block.metaDataLength()).ok()?)?
+                .checked_add(u64::try_from(block.bodyLength()).ok()?)
+        });
+        if end.is_none_or(|end| end > len) {
+            return Err(data_error(
+                path,
+                format!(
+                    "a block of {} + {} bytes at offset {} lies outside the file ({len} bytes)",
+                    block.metaDataLength(),
+                    block.bodyLength(),
+                    block.offset()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The footer's flatbuffer (before its length and the closing magic),
+/// `None` where the file is too short to hold one; the file is left at
+/// its start.
+fn footer_bytes(file: &mut File) -> Result<Option<Vec<u8>>> {
+    let len = file.metadata()?.len();
+    if len < 10 {
+        return Ok(None);
+    }
+    let mut tail = [0u8; 10];
+    file.seek(SeekFrom::End(-10))?;
+    file.read_exact(&mut tail)?;
+    let footer = match arrow::ipc::reader::read_footer_length(tail) {
+        Ok(n) if n as u64 + 10 <= len => {
+            let mut footer = vec![0u8; n];
+            file.seek(SeekFrom::End(-10 - n as i64))?;
+            file.read_exact(&mut footer)?;
+            Some(footer)
+        }
+        _ => None,
+    };
+    file.seek(SeekFrom::Start(0))?;
+    Ok(footer)
 }
 
 #[cfg(test)]
