@@ -159,6 +159,8 @@ fn files_the_fuzzers_found_are_errors_naming_the_file() {
         // A record batch block of 249 GB in a 930-byte file: arrow-ipc
         // allocated it before reading, and the failed allocation aborted.
         ("record-batch-of-249-gb.arrow", false),
+        // The same of a dictionary block, which opening the file reads.
+        ("dictionary-of-72-pb.arrow", false),
     ] {
         let path = dir.join(name);
         let lf = match parquet {

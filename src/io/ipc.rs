@@ -38,7 +38,9 @@ fn guarded<T>(path: &Path, read: impl FnOnce() -> Result<T>) -> Result<T> {
 
 /// The file's schema, every field nullable.
 pub(super) fn read_schema(path: &Path) -> Result<SchemaRef> {
-    let file = open(path)?;
+    let mut file = open(path)?;
+    // Opening reads the dictionaries' blocks.
+    check_blocks(path, &mut file)?;
     guarded(path, || {
         let reader = FileReader::try_new(file, None).map_err(|e| data_error(path, e))?;
         Ok(nullable_schema(&reader.schema()))
