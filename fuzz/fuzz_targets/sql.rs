@@ -40,7 +40,8 @@ fn context() -> SqlContext {
     config.set("memory_limit", "256MB").unwrap();
     let mut ctx = SqlContext::new().with_config(config);
     for statement in TABLES {
-        ctx.execute_mut(statement).expect("the fuzz tables are valid");
+        ctx.execute_mut(statement)
+            .expect("the fuzz tables are valid");
     }
     ctx
 }
