@@ -95,6 +95,7 @@ impl PendingJoin {
 pub(in crate::sql) struct Domain {
     /// The stand-in's (empty) rows: they identify it in the plan.
     stand_in_rows: Arc<Vec<arrow::record_batch::RecordBatch>>,
+    /// A scan of those rows with the domain's columns.
     stand_in: Arc<LogicalPlan>,
     /// (outer column, domain column), in the domain's column order.
     columns: Vec<(String, String)>,
