@@ -714,8 +714,8 @@ mod terminal {
             // SAFETY: only async-signal-safe calls between fork and exec.
             unsafe {
                 command.pre_exec(|| {
-                    // A session of its own, with the terminal as its
-                    // controlling terminal, so that Ctrl-C reaches it.
+                    // A new process group leader (setsid) with the terminal
+                    // as its controlling terminal, so that Ctrl-C reaches it.
                     if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
                         return Err(std::io::Error::last_os_error());
                     }

@@ -8,7 +8,7 @@
 //! The iteration runs while the statement is planned: the CTE becomes an
 //! in-memory table of its result, and the query around it is planned over
 //! that. A step that keeps giving rows fails after `max_recursion` runs
-//! (a session setting) with an error that says so. A CTE of a `WITH
+//! (a `SET` setting) with an error that says so. A CTE of a `WITH
 //! RECURSIVE` whose step does not read it is an ordinary CTE.
 
 use std::collections::HashSet;

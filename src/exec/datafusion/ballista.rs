@@ -67,7 +67,8 @@ pub(super) async fn collect(
     frame.collect().await.map_err(|e| ballista_error(&url, e))
 }
 
-/// The session state of a Ballista client, scheduler or executor: Ballista's
+/// The DataFusion planning state (`SessionState`) of a Ballista client,
+/// scheduler or executor: Ballista's
 /// own (its optimizer rules and its restrictions on DataFusion's settings,
 /// which keep a plan's stages independent of one another: DataFusion's
 /// dynamic join filters, for one, cannot cross a shuffle) with sloth's
@@ -254,7 +255,7 @@ pub struct ExecutorOptions {
 pub fn serve_scheduler(options: &SchedulerOptions) -> Result<()> {
     use ballista_scheduler::cluster::BallistaCluster;
     use ballista_scheduler::config::SchedulerConfig;
-    let session_builder = std::sync::Arc::new(|config| {
+    let state_builder = std::sync::Arc::new(|config| {
         let mut state = ballista_core::utils::default_session_builder(config)?;
         super::register_functions(&mut state);
         Ok(state)
@@ -264,7 +265,7 @@ pub fn serve_scheduler(options: &SchedulerOptions) -> Result<()> {
         bind_port: options.bind.port(),
         ..SchedulerConfig::default()
     }
-    .with_override_session_builder(session_builder);
+    .with_override_session_builder(state_builder);
     serve(async move {
         let cluster = BallistaCluster::new_from_config(&config).await?;
         ballista_scheduler::scheduler_process::start_server(

@@ -85,7 +85,7 @@ fn translate(ctx: &SessionContext, plan: &LogicalPlan, config: &SessionConfig) -
         .translate_root(plan)
 }
 
-/// A DataFusion session state running on `config`'s threads, sloth's
+/// A DataFusion planning state (`SessionState`) running on `config`'s threads, sloth's
 /// scalar functions registered by their `sloth_` names (a plan sent to a
 /// Ballista scheduler names them; the scheduler and executors look them
 /// up).
