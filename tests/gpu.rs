@@ -509,3 +509,38 @@ fn a_table_sized_from_a_misleading_sample_is_retried() {
         aggregate_note(&m)
     );
 }
+
+/// The kernels add integers wrapping, so a sum that could pass i64 stays
+/// on the CPU, which checks it: an overflow is sum()'s error on every
+/// device, and sums of large values that stay in range agree.
+#[test]
+fn integer_sums_that_could_overflow_run_on_the_cpu() {
+    let frame = |v: Vec<i64>| {
+        let k: ArrayRef = Arc::new(Int64Array::from(vec![1; v.len()]));
+        let v: ArrayRef = Arc::new(Int64Array::from(v));
+        let batch = RecordBatch::try_from_iter([("k", k), ("v", v)]).unwrap();
+        LazyFrame::from_batches(vec![batch])
+            .unwrap()
+            .group_by([col("k")])
+            .agg([col("v").sum().alias("s")])
+    };
+    let overflowing = frame(vec![1 << 62, 1 << 62, 1 << 62]);
+    for device in [Device::Cpu, Device::Emulate] {
+        let err = overflowing
+            .clone()
+            .with_device(device)
+            .collect()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("sum() overflowed Int64"), "{device:?}: {err}");
+    }
+    let in_range = frame(vec![i64::MAX, -i64::MAX, 5]);
+    let (cpu, _) = on(Device::Cpu, &in_range);
+    let (emulated, m) = on(Device::Emulate, &in_range);
+    assert_eq!(cpu, emulated);
+    let note = aggregate_note(&m);
+    assert!(
+        note.contains("an integer sum that could overflow"),
+        "{note}"
+    );
+}

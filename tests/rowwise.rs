@@ -476,3 +476,43 @@ fn exists_and_in_as_values() {
         "exists and in as values",
     );
 }
+
+/// Integer sums never wrap, on either executor and in every window shape:
+/// past `i64::MAX` they fail with sum()'s overflow error, and sums that
+/// come back into range (running totals through negative values) are
+/// exact. avg() of the same values goes on in floats.
+#[test]
+fn integer_sums_in_windows_fail_on_overflow_on_both_executors() {
+    let values = "(values (9223372036854775807), (1), (-5)) t(x)";
+    let overflowing = [
+        "sum(x) over ()",
+        "sum(x) over (order by x rows between 1 preceding and current row)",
+        "sum(x) over (order by x rows between current row and unbounded following)",
+        "sum(x) over (order by x groups between 1 preceding and current row)",
+        "sum(x) over (order by x desc)",
+    ];
+    for window in overflowing {
+        let lf = ctx()
+            .sql(&format!("select {window} from {values}"))
+            .unwrap();
+        let plan = lf.physical_plan().unwrap();
+        let columnar = execute_with(&plan, &ExecContext::unfused()).unwrap_err();
+        let rowwise = execute_rowwise(&plan).unwrap_err();
+        for err in [columnar.to_string(), rowwise.to_string()] {
+            assert!(err.contains("sum() overflowed Int64"), "{window}: {err}");
+        }
+    }
+    // Ascending, the running sum passes -5, -4, then i64::MAX - 4: in range.
+    check(
+        &format!("select x, sum(x) over (order by x) s, avg(x) over () a from {values}"),
+        "running sum in range",
+    );
+    let rows = ctx()
+        .sql(&format!("select sum(x) over (order by x) s from {values}"))
+        .unwrap()
+        .collect()
+        .unwrap()
+        .to_sorted_csv()
+        .unwrap();
+    assert_eq!(rows, "s\n-5\n-4\n9223372036854775803\n");
+}

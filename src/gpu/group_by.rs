@@ -14,6 +14,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::expr::AggFunc;
+use crate::kernels::accumulators;
 use crate::physical::AggregateExpr;
 use crate::physical_expr::{Node, PhysicalExpr};
 
@@ -144,6 +145,18 @@ pub fn try_group_by(
         .iter()
         .map(|(_, c)| c.map(|c| lane_column(input, c)).transpose())
         .collect::<Result<_>>()?;
+    // The kernels add integers wrapping: sums that could come near the
+    // type's limit are left to the CPU, whose adds are then checked.
+    let summed = |kind: &AggKind| matches!(kind, AggKind::Sum | AggKind::Mean);
+    if spec.aggs.iter().zip(&values).any(|((kind, _), v)| {
+        summed(kind)
+            && v.as_ref()
+                .is_some_and(accumulators::integer_sum_may_overflow)
+    }) {
+        return Ok(Outcome::Declined(
+            "device=cpu (an integer sum that could overflow)".into(),
+        ));
+    }
     // NaN orders differently in the kernels' comparisons: leave it to the CPU.
     if values.iter().flatten().any(|v| {
         v.as_any()

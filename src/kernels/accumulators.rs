@@ -317,6 +317,36 @@ struct Sum<T: ArrowPrimitiveType> {
     checked: bool,
 }
 
+/// The largest magnitude in an Int64 or UInt64 array (nulls' slots
+/// included: an upper bound is all it serves), in one pass; `None` for
+/// other types.
+fn largest_magnitude(values: &ArrayRef) -> Option<f64> {
+    Some(match values.data_type() {
+        DataType::Int64 => {
+            let v = values.as_primitive::<Int64Type>().values();
+            v.iter().fold(0u64, |m, x| m.max(x.unsigned_abs())) as f64
+        }
+        DataType::UInt64 => {
+            let v = values.as_primitive::<UInt64Type>().values();
+            v.iter().fold(0u64, |m, x| m.max(*x)) as f64
+        }
+        _ => return None,
+    })
+}
+
+/// Whether a sum of some of `values` (Int64 or UInt64) could come near
+/// the type's limit, so that adds must be checked.
+pub(crate) fn integer_sum_may_overflow(values: &ArrayRef) -> bool {
+    largest_magnitude(values).is_some_and(|m| m * values.len() as f64 >= CHECKED_FROM)
+}
+
+/// The error of an integer sum past its type (`sum()` never wraps).
+pub(crate) fn sum_overflow(data_type: &DataType) -> SlothError {
+    SlothError::Data(format!(
+        "sum() overflowed {data_type}; cast its argument to DECIMAL(38, 0) to sum it exactly"
+    ))
+}
+
 impl<T: ArrowPrimitiveType> Sum<T> {
     fn new(data_type: DataType) -> Self {
         Sum {
@@ -334,28 +364,15 @@ impl<T: ArrowPrimitiveType> Sum<T> {
         if self.checked {
             return;
         }
-        // One pass folding the largest magnitude (nulls' slots included:
-        // an upper bound is all it needs).
-        let largest = match self.data_type {
-            DataType::Int64 => {
-                let v = values.as_primitive::<Int64Type>().values();
-                v.iter().fold(0u64, |m, x| m.max(x.unsigned_abs())) as f64
-            }
-            DataType::UInt64 => {
-                let v = values.as_primitive::<UInt64Type>().values();
-                v.iter().fold(0u64, |m, x| m.max(*x)) as f64
-            }
-            _ => return,
+        let Some(largest) = largest_magnitude(values) else {
+            return;
         };
         self.bound += largest * rows as f64;
         self.checked |= self.bound >= CHECKED_FROM;
     }
 
     fn overflow(&self) -> SlothError {
-        SlothError::Data(format!(
-            "sum() overflowed {}; cast its argument to DECIMAL(38, 0) to sum it exactly",
-            self.data_type
-        ))
+        sum_overflow(&self.data_type)
     }
 
     /// `a + b`, checked once the sums could overflow.

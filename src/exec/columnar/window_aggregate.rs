@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, ArrowNativeTypeOp, AsArray, PrimitiveArray, UInt32Array};
-use arrow::compute::take;
+use arrow::compute::{CastOptions, cast, cast_with_options, take};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, Float64Type, Int64Type, SchemaRef};
 use arrow::downcast_primitive_array;
 use arrow::record_batch::RecordBatch;
@@ -85,7 +85,11 @@ impl Spec<'_> {
             AggFunc::Sum | AggFunc::Count | AggFunc::CountStar | AggFunc::Min | AggFunc::Max => {
                 let per_peer =
                     cast_if_needed(&self.aggregate(self.func, &groups, n)?, self.out_type())?;
-                combine_along(&per_peer, &restart, self.func)?
+                if self.func == AggFunc::Sum {
+                    summed_exactly(&per_peer, |wide| combine_along(wide, &restart, self.func))?
+                } else {
+                    combine_along(&per_peer, &restart, self.func)?
+                }
             }
             AggFunc::Mean => {
                 let sums = self.aggregate_f64_sums(&groups, n)?;
@@ -142,6 +146,27 @@ impl Spec<'_> {
     pub(super) fn emit(&self, column: ArrayRef) -> Result<Vec<RecordBatch>> {
         super::window::with_column(self.all, self.order.to_vec(), column, self.schema)
     }
+}
+
+/// `sum` (a fold that adds `values`) with integers added in 128 bits,
+/// where fewer than 2^64 values cannot overflow, and its results brought
+/// back to the values' type checked: a sum past the type is `sum()`'s
+/// overflow error, never a wrapped value. Other types are summed as they
+/// are.
+pub(super) fn summed_exactly(
+    values: &ArrayRef,
+    sum: impl FnOnce(&ArrayRef) -> Result<ArrayRef>,
+) -> Result<ArrayRef> {
+    let data_type = values.data_type();
+    if !data_type.is_integer() {
+        return sum(values);
+    }
+    let sums = sum(&cast(values, &DataType::Decimal128(38, 0))?)?;
+    let checked = CastOptions {
+        safe: false,
+        ..CastOptions::default()
+    };
+    cast_with_options(&sums, data_type, &checked).map_err(|_| accumulators::sum_overflow(data_type))
 }
 
 /// Float64 `sums` over Int64 `counts`, position by position: null where

@@ -30,7 +30,7 @@ use arrow::downcast_primitive_array;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, SortField};
 
-use super::window_aggregate::{Spec, means};
+use super::window_aggregate::{Spec, means, summed_exactly};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, RangeMeasure, WindowFrame};
 use crate::physical_expr::PhysicalExpr;
@@ -74,7 +74,11 @@ impl Spec<'_> {
             AggFunc::Count => counts(Some(&value()?))?,
             AggFunc::Sum | AggFunc::Min | AggFunc::Max => {
                 let per_row = cast(&value()?, self.out_type())?;
-                fold(&per_row, self.starts, frame, self.func)?
+                if self.func == AggFunc::Sum {
+                    summed_exactly(&per_row, |wide| fold(wide, self.starts, frame, self.func))?
+                } else {
+                    fold(&per_row, self.starts, frame, self.func)?
+                }
             }
             AggFunc::Mean => {
                 let value = value()?;

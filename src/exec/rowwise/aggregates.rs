@@ -5,7 +5,8 @@ use std::collections::HashSet;
 use super::value::Value;
 use crate::error::Result;
 use crate::expr::{AggFunc, BitOp, Bivariate, KeyOrder};
-use crate::kernels::accumulators::CoMoments;
+use crate::kernels::accumulators::{CoMoments, sum_overflow};
+use arrow::datatypes::DataType;
 
 /// The state of one aggregate for one group.
 #[derive(Debug, Clone)]
@@ -18,7 +19,7 @@ pub enum RowAcc {
         nulls_count: bool,
         saw_null: bool,
     },
-    /// sum of ints (wrapping), floats, or decimals at the input's scale
+    /// sum of ints (an overflow is an error), floats, or decimals at the input's scale
     Sum(Option<Value>),
     /// mean: sum and count
     Mean { sum: Option<Value>, n: i64 },
@@ -127,6 +128,7 @@ impl RowAcc {
     /// Adds one row's argument values.
     pub fn update(&mut self, args: &[Value]) -> Result<()> {
         let v = args.first().cloned().unwrap_or(Value::Null);
+        let averaging = matches!(self, RowAcc::Mean { .. });
         match self {
             RowAcc::Count {
                 n,
@@ -149,7 +151,13 @@ impl RowAcc {
                 if !v.is_null() {
                     *sum = Some(match (sum.take(), v) {
                         (None, x) => x,
-                        (Some(Value::Int(a)), Value::Int(b)) => Value::Int(a.wrapping_add(b)),
+                        (Some(Value::Int(a)), Value::Int(b)) => match a.checked_add(b) {
+                            Some(s) => Value::Int(s),
+                            // avg() goes on in floats, as the columnar
+                            // executor's does; sum() never wraps.
+                            None if averaging => Value::Float(a as f64 + b as f64),
+                            None => return Err(sum_overflow(&DataType::Int64)),
+                        },
                         (Some(Value::Decimal(a, s)), Value::Decimal(b, _)) => {
                             Value::Decimal(a.wrapping_add(b), s)
                         }
