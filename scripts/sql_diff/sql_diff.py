@@ -4,6 +4,7 @@ reports every query whose answers differ or that only one engine runs.
     python scripts/sql_diff/sql_diff.py DATA_DIR QUERIES.sql [--sloth target/release/sloth]
     python scripts/sql_diff/sql_diff.py --make-nulls DIR   # writes t, u and x.parquet
     python scripts/sql_diff/sql_diff.py --make-files DIR   # input files for files.sql
+    python scripts/sql_diff/sql_diff.py DATA_DIR QUERIES.sql --shrink  # also a minimal query per failure
 
 Both engines run in DATA_DIR, so a query may name files by paths relative
 to it (`FROM 'sales/year=*/*.parquet'`). QUERIES.sql holds one query per
@@ -24,6 +25,8 @@ import subprocess
 import sys
 
 import duckdb
+
+from shrink import shrink
 
 
 def make_nulls(out: pathlib.Path) -> None:
@@ -116,6 +119,29 @@ def ordered(sql: str) -> bool:
     return "order by" in flat
 
 
+def compare(con, sloth: str, data: pathlib.Path, q: str) -> tuple:
+    """(kind, detail): kind is "same", "differ", "sloth error" or "duckdb
+    error"; detail says how."""
+    try:
+        duck = [[norm(v) for v in row] for row in con.sql(q).fetchall()]
+    except (duckdb.Error, RuntimeError) as e:
+        return "duckdb error", str(e).splitlines()[0] if str(e) else type(e).__name__
+    run = subprocess.run(
+        [sloth, "sql", "--data", str(data), "--format", "csv", "-c", q],
+        capture_output=True,
+        text=True,
+        cwd=data,
+    )
+    if run.returncode != 0:
+        return "sloth error", run.stderr.strip() or f"exit status {run.returncode}"
+    mine = [[norm(v) for v in row] for row in list(csv.reader(io.StringIO(run.stdout)))[1:]]
+    if not ordered(q):
+        duck, mine = sorted(duck), sorted(mine)
+    if duck != mine:
+        return "differ", f"DuckDB {duck[:4]} ({len(duck)} rows)\n  sloth  {mine[:4]} ({len(mine)} rows)"
+    return "same", ""
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("data", nargs="?")
@@ -123,6 +149,7 @@ def main() -> int:
     p.add_argument("--sloth", default="target/release/sloth")
     p.add_argument("--make-nulls", metavar="DIR")
     p.add_argument("--make-files", metavar="DIR")
+    p.add_argument("--shrink", action="store_true", help="shrink each failing query to a minimal one")
     args = p.parse_args()
     if args.make_nulls:
         make_nulls(pathlib.Path(args.make_nulls))
@@ -143,27 +170,25 @@ def main() -> int:
     ]
     bad = 0
     for q in queries:
-        try:
-            duck = [[norm(v) for v in row] for row in con.sql(q).fetchall()]
-        except duckdb.Error as e:
-            print(f"DuckDB error  {q}\n  {str(e).splitlines()[0]}")
+        kind, detail = compare(con, sloth, data, q)
+        if kind == "duckdb error":
+            print(f"DuckDB error  {q}\n  {detail}")
             continue
-        run = subprocess.run(
-            [sloth, "sql", "--data", str(data), "--format", "csv", "-c", q],
-            capture_output=True,
-            text=True,
-            cwd=data,
-        )
-        if run.returncode != 0:
-            print(f"sloth error   {q}\n  {run.stderr.strip()}")
-            bad += 1
+        if kind == "same":
             continue
-        mine = [[norm(v) for v in row] for row in list(csv.reader(io.StringIO(run.stdout)))[1:]]
-        if not ordered(q):
-            duck, mine = sorted(duck), sorted(mine)
-        if duck != mine:
-            bad += 1
-            print(f"differ        {q}\n  DuckDB {duck[:4]} ({len(duck)} rows)\n  sloth  {mine[:4]} ({len(mine)} rows)")
+        bad += 1
+        print(f"{kind:<13} {q}\n  {detail}")
+        if args.shrink:
+            first_line = detail.splitlines()[0]
+            # The same failure: the same kind, and for an error the same
+            # message up to its first quoted or numeric detail.
+            gist = re.split(r"['\d]", first_line)[0]
+
+            def still_fails(text: str) -> bool:
+                k, d = compare(con, sloth, data, text)
+                return k == kind and (kind != "sloth error" or d.startswith(gist))
+
+            print(f"  shrunk to: {shrink(q, still_fails)}")
     print(f"{bad} of {len(queries)} queries differ or fail in sloth only")
     return 1 if bad else 0
 
