@@ -746,3 +746,76 @@ fn integer_sums_fail_on_overflow_instead_of_wrapping() {
         .unwrap();
     assert_eq!(cancelling.to_sorted_csv().unwrap(), "s\n5\n");
 }
+
+/// A third input for join chains: keys 0..40 step 3 with a payload.
+fn third() -> LazyFrame {
+    let keys: Vec<Option<i64>> = (0..40).step_by(3).map(Some).chain([None]).collect();
+    let n = keys.len() as i64;
+    let batch = arrow::record_batch::RecordBatch::try_from_iter(vec![
+        (
+            "tk",
+            std::sync::Arc::new(arrow::array::Int64Array::from(keys)) as _,
+        ),
+        (
+            "tv",
+            std::sync::Arc::new(arrow::array::Int64Array::from_iter_values(0..n)) as _,
+        ),
+    ])
+    .unwrap();
+    LazyFrame::from_batches(vec![batch]).unwrap()
+}
+
+/// An aggregate over a chain of hash joins reads the large scan's morsels
+/// through each join's probe instead of materializing the joins' outputs:
+/// for every join kind at either level, the groups equal the unfused run's
+/// (every operator materialized), each join reports the unfused run's
+/// rows, and those that can probe from the large side say so.
+#[test]
+fn aggregates_over_join_chains_probe_as_morsels_with_the_unfused_results() {
+    use sloth::exec::{ExecContext, execute_with};
+    for inner in EQUI_JOINS {
+        for outer in EQUI_JOINS {
+            let joined = many_keyed().join(&right(), [col("id")], [col("id")], inner);
+            let chain = joined
+                .with_columns([(col("v") % lit(40i64)).alias("vk")])
+                .join(&third(), [col("vk")], [col("tk")], outer);
+            let lf = chain
+                .group_by([col("id")])
+                .agg([count_star().alias("n"), col("v").sum().alias("s")]);
+            let plan = lf.physical_plan().unwrap();
+            let label = format!("{inner:?} then {outer:?}");
+            let fused = ExecContext::default();
+            let got = execute_with(&plan, &fused).unwrap_or_else(|e| panic!("{label}: {e}"));
+            let unfused = ExecContext::unfused();
+            let want = execute_with(&plan, &unfused).unwrap();
+            let mut got = rows_of(&DataFrame::new(plan.schema(), got));
+            let mut want = rows_of(&DataFrame::new(plan.schema(), want));
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{label}");
+            let joins = |ctx: &ExecContext| -> Vec<(usize, usize, String)> {
+                (ctx.metrics().into_iter())
+                    .filter(|m| m.name.starts_with("HashJoin"))
+                    .map(|m| (m.id, m.rows_out, m.extra))
+                    .collect()
+            };
+            let (fused_joins, unfused_joins) = (joins(&fused), joins(&unfused));
+            assert_eq!(fused_joins.len(), 2, "{label}");
+            for (f, u) in fused_joins.iter().zip(&unfused_joins) {
+                assert_eq!((f.0, f.1), (u.0, u.1), "{label}: {fused_joins:?}");
+            }
+            // The inner join probes from the large left side unless it must
+            // emit the right side's unmatched rows after probing, and so
+            // does the outer one (else it runs materialized, and its inputs
+            // with it).
+            let from_the_left = |how| !matches!(how, JoinType::Right | JoinType::Full);
+            let probed = from_the_left(inner) && from_the_left(outer);
+            let inner_note = &fused_joins[1].2;
+            assert_eq!(
+                inner_note.contains("probed by the left"),
+                probed,
+                "{label}: {inner_note}"
+            );
+        }
+    }
+}

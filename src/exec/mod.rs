@@ -8,6 +8,7 @@ mod cancel;
 pub mod columnar;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
+mod probe_pipeline;
 pub mod rowwise;
 mod shared;
 
@@ -501,7 +502,8 @@ fn run_node(
     ) = (plan, ctx.fuse)
     {
         let start = Instant::now();
-        if let Some(morsels) = ctx.morsels(input)? {
+        if let Some(opened) = probe_pipeline::open(input, ctx, next_id, depth + 1)? {
+            let probe_pipeline::Opened { morsels, fused } = opened;
             let morsels = morsels.selecting().with_codes_for(keys);
             let agg = columnar::hash_aggregate(
                 &morsels,
@@ -514,12 +516,12 @@ fn run_node(
             let out = agg.batches;
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
-            record_fused(input, ctx, next_id, depth + 1, rows_in);
+            fused.record(ctx, rows_in);
             let extra = match agg.rows_by_code {
                 0 => String::new(),
                 n => format!("{n} rows grouped by dictionary code"),
             };
-            ctx.record(id, depth, plan, &out, elapsed, extra);
+            ctx.record(id, depth, plan, &out, elapsed - fused.build_time, extra);
             return Ok((out, elapsed));
         }
     }

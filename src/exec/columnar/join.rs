@@ -69,11 +69,20 @@ fn plan_for(how: JoinType, probe_is_left: bool) -> Plan {
     }
 }
 
+/// Whether a join of kind `how`, probed from the left side when
+/// `probe_is_left`, emits rows after all probing (the unmatched rows of a
+/// preserved build side; a semi or anti join's left rows when the left is
+/// built): such a join cannot run as a step of its probe side's morsels.
+pub fn emits_after_probing(how: JoinType, probe_is_left: bool) -> bool {
+    let plan = plan_for(how, probe_is_left);
+    plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left)
+}
+
 /// Candidate pairs a probe batch gathers before applying the pair filter.
 const PAIR_CHUNK: usize = 1 << 16;
 
 /// The hash table on the build side, shared by the threads that probe it.
-pub struct JoinTable<'a> {
+pub struct JoinTable {
     plan: Plan,
     build: RecordBatch,
     keys: Arc<BuildKeys>,
@@ -81,11 +90,13 @@ pub struct JoinTable<'a> {
     /// ([`KeyMatchFilter`]): they skip the Bloom filter.
     prefiltered: bool,
     matched: Vec<AtomicBool>,
-    probe_keys: &'a [PhysicalExpr],
+    probe_keys: Vec<PhysicalExpr>,
     filter: Option<PairFilter>,
-    output: Option<&'a [usize]>,
-    schema: &'a SchemaRef,
+    output: Option<Vec<usize>>,
+    schema: SchemaRef,
     probe_schema: SchemaRef,
+    /// The build side's memory, held as long as the table.
+    _held: Option<crate::memory::Reservation>,
 }
 
 /// A join's condition beyond its keys, over the pair columns it reads
@@ -128,15 +139,15 @@ pub struct JoinSide<'a> {
     pub keys: &'a [PhysicalExpr],
 }
 
-impl<'a> JoinTable<'a> {
+impl JoinTable {
     /// Builds the table on `build`; `probe` gives the other side's schema and keys.
     pub fn new(
-        build: JoinSide<'a>,
-        probe: &JoinSide<'a>,
+        build: JoinSide<'_>,
+        probe: &JoinSide<'_>,
         build_is_left: bool,
         how: JoinType,
         filter: Option<&PhysicalExpr>,
-        (output, schema): JoinOutput<'a>,
+        (output, schema): JoinOutput<'_>,
     ) -> Result<Self> {
         let plan = plan_for(how, !build_is_left);
         let pair_schema = if build_is_left {
@@ -171,13 +182,14 @@ impl<'a> JoinTable<'a> {
             }),
             prefiltered: false,
             matched,
-            probe_keys: probe.keys,
+            probe_keys: probe.keys.to_vec(),
             filter: filter
                 .map(|f| PairFilter::new(f, &pair_schema))
                 .transpose()?,
-            output,
-            schema,
+            output: output.map(<[usize]>::to_vec),
+            schema: schema.clone(),
             probe_schema: probe.schema.clone(),
+            _held: None,
         })
     }
 
@@ -199,7 +211,7 @@ impl<'a> JoinTable<'a> {
         if keeps_unmatched_probe_rows {
             return None;
         }
-        let (columns, spares) = morsels.scan_columns(self.probe_keys)?;
+        let (columns, spares) = morsels.scan_columns(&self.probe_keys)?;
         let key_columns: Vec<usize> = columns.iter().flat_map(PhysicalExpr::columns).collect();
         let filters_read_others = (morsels.filter.exprs().iter())
             .flat_map(PhysicalExpr::columns)
@@ -259,7 +271,7 @@ impl<'a> JoinTable<'a> {
             }
         }
         if early.is_some() {
-            return gather(self.schema, &[(batch, &probe_idx)], self.output).map(Some);
+            return gather(&self.schema, &[(batch, &probe_idx)], self.output.as_deref()).map(Some);
         }
         if let Some(f) = &self.filter {
             self.keep_passing(f, batch, (&mut probe_idx, &mut build_idx), checked)?;
@@ -280,7 +292,7 @@ impl<'a> JoinTable<'a> {
                 let rows: Vec<u32> = (0..batch.num_rows() as u32)
                     .filter(|&i| hit[i as usize] == semi)
                     .collect();
-                return gather(self.schema, &[(batch, &rows)], self.output).map(Some);
+                return gather(&self.schema, &[(batch, &rows)], self.output.as_deref()).map(Some);
             }
             Some(_) => return Ok(None),
             None => {}
@@ -293,7 +305,7 @@ impl<'a> JoinTable<'a> {
             }
         }
         gather_pair(
-            (self.output, self.schema),
+            (self.output.as_deref(), &self.schema),
             plan,
             (batch, &probe_idx),
             (&self.build, &build_idx),
@@ -346,12 +358,16 @@ impl<'a> JoinTable<'a> {
             return Ok(None);
         }
         Ok(Some(if plan.left_only.is_some() {
-            gather(self.schema, &[(&self.build, &rows)], self.output)?
+            gather(
+                &self.schema,
+                &[(&self.build, &rows)],
+                self.output.as_deref(),
+            )?
         } else {
             let none = vec![NONE; rows.len()];
             let empty_probe = RecordBatch::new_empty(self.probe_schema.clone());
             gather_pair(
-                (self.output, self.schema),
+                (self.output.as_deref(), &self.schema),
                 plan,
                 (&empty_probe, &none),
                 (&self.build, &rows),
@@ -458,6 +474,34 @@ pub(super) fn join_at_level(
         .collect();
     out.extend(table.finish()?);
     Ok(out)
+}
+
+/// A table built on `build` for [`super::ProbeStep`], its memory reserved,
+/// with the build keys' filter pushed into `morsels` where it can go
+/// (`join_filter.rs`); or `build` back when the query's memory cannot hold
+/// it (the caller then joins another way, which can spill).
+pub fn probe_table<'a>(
+    build: JoinSide<'a>,
+    probe: (&mut MorselInput, &JoinSide<'_>),
+    build_is_left: bool,
+    spec: &JoinSpec<'_>,
+) -> Result<std::result::Result<JoinTable, JoinSide<'a>>> {
+    let mut held = spec.budget.pool.reservation("hash join");
+    if held.try_grow(build_memory(&build.batches)).is_err() {
+        return Ok(Err(build));
+    }
+    let (morsels, probe) = probe;
+    let mut table = JoinTable::new(
+        build,
+        probe,
+        build_is_left,
+        spec.how,
+        spec.filter,
+        spec.output,
+    )?;
+    table.push_key_filter(morsels);
+    table._held = Some(held);
+    Ok(Ok(table))
 }
 
 /// Rows a pushed-down build-key filter (`join_filter.rs`) checked, and those that passed.

@@ -21,10 +21,10 @@ use crate::physical::PhysicalPlan;
 
 pub use aggregate::{SPLIT_GROUPS, hash_aggregate};
 pub use join::{
-    BUILD_BYTES_PER_ROW, JoinSide, JoinSpec, cross_join, hash_join, hash_join_from_disk,
-    hash_join_streaming,
+    BUILD_BYTES_PER_ROW, JoinSide, JoinSpec, cross_join, emits_after_probing, hash_join,
+    hash_join_from_disk, hash_join_streaming, probe_table,
 };
-pub use morsel::MorselInput;
+pub use morsel::{MorselInput, ProbeStep};
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
 pub use window::WindowSpec;

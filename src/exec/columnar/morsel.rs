@@ -3,25 +3,68 @@
 //! straight into its own state. Nothing between the reader and the breaker
 //! is materialized.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
+use super::join::JoinTable;
 use super::pipeline::apply_stages;
 use crate::error::Result;
 use crate::io::{ScanFilter, ScanUnit, Selected, SharedPages};
 use crate::physical::{PhysicalPlan, Stage};
 use crate::physical_expr::{Node, PhysicalExpr};
 
-/// Independent units of input plus the stages each batch goes through.
+/// A step each batch of a [`MorselInput`] goes through.
+pub enum Step {
+    /// A filter or projection.
+    Stage(Stage),
+    /// A hash join that each batch probes.
+    Probe(Arc<ProbeStep>),
+}
+
+/// A hash join run as a step of its probe side's morsels: each batch
+/// probes the built table and the joined rows go on to the next step, so
+/// the join's output is never materialized. Only joins that emit nothing
+/// after probing run so ([`super::emits_after_probing`]).
+pub struct ProbeStep {
+    /// The built side.
+    pub table: JoinTable,
+    /// Rows that probed the table.
+    pub rows_in: AtomicUsize,
+    /// Rows the join emitted.
+    pub rows_out: AtomicUsize,
+}
+
+impl ProbeStep {
+    /// A step probing `table`.
+    pub fn new(table: JoinTable) -> Arc<Self> {
+        Arc::new(ProbeStep {
+            table,
+            rows_in: AtomicUsize::new(0),
+            rows_out: AtomicUsize::new(0),
+        })
+    }
+
+    fn apply(&self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+        self.rows_in.fetch_add(batch.num_rows(), Ordering::Relaxed);
+        let joined = self.table.probe(batch)?.filter(|b| b.num_rows() > 0);
+        if let Some(b) = &joined {
+            self.rows_out.fetch_add(b.num_rows(), Ordering::Relaxed);
+        }
+        Ok(joined)
+    }
+}
+
+/// Independent units of input plus the steps each batch goes through.
 pub struct MorselInput {
     /// Units to read.
     pub units: Vec<ScanUnit>,
     /// The scan's own filters, applied as units are read.
     pub filter: ScanFilter,
-    /// Filter/project stages applied to each batch.
-    pub stages: Vec<Stage>,
+    /// Filters, projections and join probes applied to each batch.
+    steps: Vec<Step>,
     /// Rows that came out of the stages (for metrics).
     pub rows: AtomicUsize,
     /// How many columns the units yield.
@@ -43,12 +86,42 @@ impl MorselInput {
             width: batches.first().map_or(0, |b| b.num_columns()),
             units: batches.into_iter().map(ScanUnit::Batch).collect(),
             filter: ScanFilter::default(),
-            stages: vec![],
+            steps: vec![],
             rows: AtomicUsize::new(0),
             select: false,
             codes: vec![],
             cancel: Default::default(),
         }
+    }
+
+    /// Adds `stages` after the steps so far.
+    pub fn push_stages(&mut self, stages: &[Stage]) {
+        self.steps.extend(stages.iter().cloned().map(Step::Stage));
+    }
+
+    /// Adds a join probe after the steps so far.
+    pub fn push_probe(&mut self, probe: Arc<ProbeStep>) {
+        self.steps.push(Step::Probe(probe));
+    }
+
+    /// Whether a join probe is among the steps.
+    fn probes(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Step::Probe(_)))
+    }
+
+    /// `batch` through every step; `None` once a step leaves no rows.
+    fn apply_steps(&self, mut batch: RecordBatch) -> Result<Option<RecordBatch>> {
+        for step in &self.steps {
+            let next = match step {
+                Step::Stage(stage) => apply_stages(batch, std::slice::from_ref(stage))?,
+                Step::Probe(probe) => probe.apply(&batch)?,
+            };
+            match next {
+                Some(b) => batch = b,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(batch))
     }
 
     /// This input, stopping with [`crate::SlothError::Cancelled`] before
@@ -65,7 +138,7 @@ impl MorselInput {
     /// with the kept rows' indices instead of a filtered copy. Only where
     /// every stage is a projection, which keeps rows where they are.
     pub fn selecting(mut self) -> Self {
-        self.select = self.stages.iter().all(|s| matches!(s, Stage::Project(..)));
+        self.select = (self.steps.iter()).all(|s| matches!(s, Step::Stage(Stage::Project(..))));
         self
     }
 
@@ -78,17 +151,22 @@ impl MorselInput {
     }
 
     /// The scan column that `e` (over the batches this input yields) is, if
-    /// it is a column that the stages pass through unchanged.
+    /// it is a column that the steps pass through unchanged (a join probe
+    /// makes rows of its own: none is).
     pub fn scan_column(&self, e: &PhysicalExpr) -> Option<usize> {
         let Node::Column(mut i) = e.node else {
             return None;
         };
-        for stage in self.stages.iter().rev() {
-            if let Stage::Project(exprs, _) = stage {
-                let Node::Column(j) = exprs.get(i)?.node else {
-                    return None;
-                };
-                i = j;
+        for step in self.steps.iter().rev() {
+            match step {
+                Step::Stage(Stage::Project(exprs, _)) => {
+                    let Node::Column(j) = exprs.get(i)?.node else {
+                        return None;
+                    };
+                    i = j;
+                }
+                Step::Stage(Stage::Filter(_)) => {}
+                Step::Probe(_) => return None,
             }
         }
         Some(i)
@@ -127,9 +205,10 @@ impl MorselInput {
         self.cancel.unit_read();
         for Selected { batch, rows, codes } in read {
             let len = batch.num_rows();
-            let staged = match apply_stages(batch.clone(), &self.stages) {
+            let staged = match self.apply_steps(batch.clone()) {
                 Ok(b) => b.map(|batch| {
-                    let codes = if batch.num_rows() == len {
+                    // A probe's rows are not the scan's, however many.
+                    let codes = if batch.num_rows() == len && !self.probes() {
                         codes
                     } else {
                         vec![]
@@ -146,7 +225,7 @@ impl MorselInput {
                         codes: vec![],
                     }
                     .materialize()?;
-                    apply_stages(kept, &self.stages)?.map(Selected::all)
+                    self.apply_steps(kept)?.map(Selected::all)
                 }
                 Err(e) => return Err(e),
             };
@@ -174,7 +253,7 @@ impl MorselInput {
                 width: schema.fields().len(),
                 units: source.units(projection.as_deref(), filters, metrics, pages)?,
                 filter: ScanFilter::new(filters.clone()),
-                stages: vec![],
+                steps: vec![],
                 rows: AtomicUsize::new(0),
                 select: false,
                 codes: vec![],
@@ -182,7 +261,7 @@ impl MorselInput {
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => {
                 Self::stream(input, pages)?.map(|mut m| {
-                    m.stages.extend(stages.iter().cloned());
+                    m.push_stages(stages);
                     m
                 })
             }

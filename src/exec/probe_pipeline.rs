@@ -1,0 +1,378 @@
+//! A consumer's input opened as morsels through hash joins: a scan, the
+//! filters and projections over it, and the hash joins its rows probe on
+//! the way up, each join's other side built first. Joined rows go from one
+//! probe straight to the next and into the consumer (an aggregate), on
+//! every thread at once: the joins' outputs are never materialized, so a
+//! chain of joins under an aggregate holds its build sides and the
+//! aggregate's table, not its intermediate results.
+//!
+//! ```text
+//! HashAggregate                           HashAggregate, folding morsels of
+//!   HashJoin                                scan lineitem
+//!     HashJoin                     =>         -> probe table on (orders ⋈ customer)
+//!       HashJoin (orders, customer)           -> probe table on supplier
+//!       Scan lineitem
+//!     Scan supplier
+//! ```
+//!
+//! A join runs so when one side opens as morsels and it emits nothing
+//! after probing from that side (inner joins; outer, semi and anti joins
+//! that keep the probe side's rows). The larger side, by the planner's
+//! estimate, probes. Where the query's memory cannot hold a build side,
+//! the join runs as before (materialized, spilling), and its output feeds
+//! the morsels.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::columnar::{self, JoinSide, JoinSpec, MorselInput, ProbeStep};
+use super::{ExecContext, run, scan_counters, shared, too_large_to_build, wants_gpu};
+use crate::error::Result;
+use crate::physical::{BuildSide, PhysicalPlan};
+
+/// A plan opened as morsels, with what its nodes did.
+pub(super) struct Opened<'p> {
+    /// The plan's rows, read as the consumer pulls them.
+    pub morsels: MorselInput,
+    /// Its nodes, to record once the consumer has read them.
+    pub fused: Fused<'p>,
+}
+
+/// The nodes of a plan opened as morsels.
+#[derive(Default)]
+pub(super) struct Fused<'p> {
+    nodes: Vec<FusedNode<'p>>,
+    /// Time the joins' build sides took (run before any morsel).
+    pub build_time: Duration,
+}
+
+/// Where a fused node's output rows are counted.
+#[derive(Clone)]
+enum Rows {
+    /// What the consumer read.
+    Consumed,
+    /// What went into a join's probe.
+    ProbedInto(Arc<ProbeStep>),
+    /// What a join's probe emitted.
+    JoinedBy(Arc<ProbeStep>),
+    /// Counted already.
+    Known(usize),
+}
+
+struct FusedNode<'p> {
+    id: usize,
+    depth: usize,
+    plan: &'p PhysicalPlan,
+    rows: Rows,
+    note: String,
+}
+
+impl Fused<'_> {
+    /// Records every node that ran fused into the consumer, which read
+    /// `consumed` rows.
+    pub fn record(&self, ctx: &ExecContext, consumed: usize) {
+        for node in &self.nodes {
+            let rows = match &node.rows {
+                Rows::Consumed => consumed,
+                Rows::ProbedInto(step) => step.rows_in.load(Ordering::Relaxed),
+                Rows::JoinedBy(step) => step.rows_out.load(Ordering::Relaxed),
+                Rows::Known(n) => *n,
+            };
+            let extra = match scan_counters(node.plan) {
+                c if c.is_empty() => node.note.clone(),
+                c => format!("{}; {c}", node.note),
+            };
+            ctx.record(node.id, node.depth, node.plan, &[], Duration::ZERO, extra);
+            ctx.set_rows(node.id, rows);
+        }
+    }
+}
+
+/// The side of a join that probes as morsels, and the rows expected of it.
+struct Orientation {
+    probe_is_left: bool,
+    rows: usize,
+}
+
+/// Rows `plan` is expected to yield if it opens as morsels for a join's
+/// probe: a scan with an estimate, a pipeline over one, or a join that
+/// runs as a probe of one ([`orientation`]), whose estimate is its scan's
+/// (an upper bound where its joins filter); and whether it joins.
+fn probe_rows(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<(usize, bool)> {
+    match plan {
+        PhysicalPlan::Scan { estimated_rows, .. } => estimated_rows.map(|n| (n, false)),
+        PhysicalPlan::Pipeline { input, .. } => probe_rows(input, ctx),
+        PhysicalPlan::HashJoin { .. } => orientation(plan, ctx).map(|o| (o.rows, true)),
+        _ => None,
+    }
+}
+
+/// How much smaller than a chain of joins' scan a scan must be expected to
+/// be for the chain to probe a table built on it. The chain's joins may
+/// filter its rows far below its scan's (TPC-H Q9: lineitem's 6M rows
+/// become 320K before they meet orders' 1.5M); then building on the
+/// chain's output and streaming the scan through it (the materialized
+/// join) is the cheaper way.
+const CHAIN_OVER_SCAN: usize = 8;
+
+/// How the join `plan` runs as a probe step, if it can: the larger of the
+/// sides that open as morsels probes, where the join emits nothing after
+/// probing from it and the other side is expected to fit in memory. Not
+/// for the GPU, for subplans whose results are shared, or unfused.
+fn orientation(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<Orientation> {
+    let PhysicalPlan::HashJoin {
+        left, right, how, ..
+    } = plan
+    else {
+        return None;
+    };
+    let shared = ctx.shared.lock().expect("shared results lock").clone();
+    if !ctx.fuse || wants_gpu(ctx.config.device, plan) || shared.key(plan).is_some() {
+        return None;
+    }
+    let (l, r) = (probe_rows(left, ctx), probe_rows(right, ctx));
+    let side = |probe_is_left: bool, probe: Option<(usize, bool)>, other: Option<(usize, bool)>| {
+        let (rows, chain) = probe?;
+        let built = if probe_is_left { right } else { left };
+        let smaller = |(o, _): (usize, bool)| {
+            o.saturating_mul(if chain { CHAIN_OVER_SCAN } else { 1 }) <= rows
+        };
+        let fits = other.is_none_or(smaller) && too_large_to_build(built, ctx).is_none();
+        (!columnar::emits_after_probing(*how, probe_is_left) && fits).then_some(Orientation {
+            probe_is_left,
+            rows,
+        })
+    };
+    match (side(true, l, r), side(false, r, l)) {
+        (Some(a), Some(b)) => Some(if a.rows >= b.rows { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `plan` opened as morsels when it is a scan, a pipeline over morsels or
+/// a join that runs as a probe step ([`orientation`]), its nodes numbered
+/// from `next_id` in pre-order; `None`, having run nothing, otherwise.
+pub(super) fn open<'p>(
+    plan: &'p PhysicalPlan,
+    ctx: &ExecContext,
+    next_id: &mut usize,
+    depth: usize,
+) -> Result<Option<Opened<'p>>> {
+    if !opens(plan, ctx) {
+        return Ok(None);
+    }
+    let mut fused = Fused::default();
+    let morsels = open_into(plan, ctx, (next_id, depth), &mut fused)?;
+    Ok(Some(Opened {
+        morsels: morsels.cancellable(ctx.cancel.clone()),
+        fused,
+    }))
+}
+
+/// Whether `plan` opens as morsels: a scan, a pipeline over morsels, or a
+/// join that runs as a probe step.
+fn opens(plan: &PhysicalPlan, ctx: &ExecContext) -> bool {
+    match plan {
+        PhysicalPlan::Scan { .. } => true,
+        PhysicalPlan::Pipeline { input, .. } => opens(input, ctx),
+        PhysicalPlan::HashJoin { .. } => orientation(plan, ctx).is_some(),
+        _ => false,
+    }
+}
+
+/// Opens `plan` (which [`open`] found opens) as morsels, adding its nodes
+/// to `opened` with rows counted as the consumer reads them.
+fn open_into<'p>(
+    plan: &'p PhysicalPlan,
+    ctx: &ExecContext,
+    (next_id, depth): (&mut usize, usize),
+    opened: &mut Fused<'p>,
+) -> Result<MorselInput> {
+    let id = *next_id;
+    *next_id += 1;
+    let fused = |rows: Rows, note: &str| FusedNode {
+        id,
+        depth,
+        plan,
+        rows,
+        note: note.to_string(),
+    };
+    match plan {
+        PhysicalPlan::Pipeline { input, stages, .. } => {
+            let mut morsels = open_into(input, ctx, (next_id, depth + 1), opened)?;
+            morsels.push_stages(stages);
+            opened
+                .nodes
+                .push(fused(Rows::Consumed, "fused into parent"));
+            Ok(morsels)
+        }
+        PhysicalPlan::HashJoin { .. } => open_join(plan, ctx, (id, next_id, depth), opened),
+        _ => {
+            let pages = ctx.pages();
+            let morsels = MorselInput::stream(plan, Some(&pages))?
+                .ok_or_else(|| crate::error::SlothError::Internal("not a scan".into()))?;
+            opened
+                .nodes
+                .push(fused(Rows::Consumed, "fused into parent"));
+            Ok(morsels)
+        }
+    }
+}
+
+/// Opens the join `plan` (at `id`) as its probe side's morsels with a
+/// probe step: builds the other side, then opens the probe side.
+fn open_join<'p>(
+    plan: &'p PhysicalPlan,
+    ctx: &ExecContext,
+    (id, next_id, depth): (usize, &mut usize, usize),
+    opened: &mut Fused<'p>,
+) -> Result<MorselInput> {
+    let PhysicalPlan::HashJoin {
+        left,
+        right,
+        left_keys,
+        right_keys,
+        how,
+        filter,
+        output,
+        schema,
+        ..
+    } = plan
+    else {
+        unreachable!("open_join is called on hash joins")
+    };
+    let Some(Orientation {
+        probe_is_left,
+        rows: expected,
+    }) = orientation(plan, ctx)
+    else {
+        unreachable!("open_join is called on joins that orient")
+    };
+    // Node ids are pre-order whichever side runs first.
+    let left_id = id + 1;
+    let right_id = left_id + shared::node_count(left);
+    *next_id = right_id + shared::node_count(right);
+    let ((built, built_keys, mut built_id), (probed, probed_keys, mut probed_id)) = if probe_is_left
+    {
+        ((right, right_keys, right_id), (left, left_keys, left_id))
+    } else {
+        ((left, left_keys, left_id), (right, right_keys, right_id))
+    };
+    let (batches, time) = run(built, ctx, &mut built_id, depth + 1)?;
+    opened.build_time += time;
+    let built_rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    if built_rows > expected {
+        // The built side came out larger than the probe side was expected
+        // to be: both are materialized and the smaller one is built on.
+        let (probed_batches, time) = run(probed, ctx, &mut probed_id, depth + 1)?;
+        let inputs = if probe_is_left {
+            vec![probed_batches, batches]
+        } else {
+            vec![batches, probed_batches]
+        };
+        let start = Instant::now();
+        let out = columnar::run_operator(plan, inputs, ctx)?;
+        ctx.record(id, depth, plan, &out, start.elapsed(), String::new());
+        opened.build_time += time + start.elapsed();
+        return Ok(MorselInput::from_batches(out));
+    }
+    // The probe side's nodes count rows into this join's probe.
+    let first_probe_node = opened.nodes.len();
+    let mut morsels = open_into(probed, ctx, (&mut probed_id, depth + 1), opened)?;
+    let build = JoinSide {
+        batches,
+        schema: built.schema(),
+        keys: built_keys,
+    };
+    let probe = JoinSide {
+        batches: vec![],
+        schema: probed.schema(),
+        keys: probed_keys,
+    };
+    let spec = JoinSpec {
+        left_keys,
+        right_keys,
+        how: *how,
+        build_side: if probe_is_left {
+            BuildSide::Right
+        } else {
+            BuildSide::Left
+        },
+        filter: filter.as_ref(),
+        output: (output.as_deref(), schema),
+        budget: ctx.budget(),
+    };
+    let side = if probe_is_left { "left" } else { "right" };
+    let (morsels, rows, probe_rows) = match columnar::probe_table(
+        build,
+        (&mut morsels, &probe),
+        !probe_is_left,
+        &spec,
+    )? {
+        Ok(table) => {
+            let step = ProbeStep::new(table);
+            morsels.push_probe(step.clone());
+            let note = format!(
+                "probed by the {side} side's morsels, fused into parent; {built_rows} rows built"
+            );
+            let rows = (Rows::JoinedBy(step.clone()), Rows::ProbedInto(step));
+            return Ok(finish(
+                morsels,
+                opened,
+                first_probe_node,
+                (id, depth, plan),
+                rows,
+                note,
+            ));
+        }
+        // Memory too short for the build side: a join that can spill,
+        // materialized, its output read as morsels.
+        Err(build) => {
+            let (out, _) =
+                columnar::hash_join_streaming(build, (&mut morsels, probe), !probe_is_left, &spec)?;
+            let read = morsels.rows.load(Ordering::Relaxed);
+            let rows = out.iter().map(|b| b.num_rows()).sum();
+            (
+                MorselInput::from_batches(out),
+                Rows::Known(rows),
+                Rows::Known(read),
+            )
+        }
+    };
+    let note = format!("{side} (probe) side streamed; its output materialized");
+    Ok(finish(
+        morsels,
+        opened,
+        first_probe_node,
+        (id, depth, plan),
+        (rows, probe_rows),
+        note,
+    ))
+}
+
+/// Adds the join node (`rows.0`) and counts the rows of its probe side's
+/// fused nodes (from `first_probe_node`, those not counted by a deeper
+/// join) as `rows.1`.
+fn finish<'p>(
+    morsels: MorselInput,
+    opened: &mut Fused<'p>,
+    first_probe_node: usize,
+    (id, depth, plan): (usize, usize, &'p PhysicalPlan),
+    rows: (Rows, Rows),
+    note: String,
+) -> MorselInput {
+    for node in &mut opened.nodes[first_probe_node..] {
+        if matches!(node.rows, Rows::Consumed) {
+            node.rows = rows.1.clone();
+        }
+    }
+    opened.nodes.push(FusedNode {
+        id,
+        depth,
+        plan,
+        rows: rows.0,
+        note,
+    });
+    morsels
+}
