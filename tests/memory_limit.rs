@@ -298,3 +298,32 @@ fn a_cross_join_within_the_limit_agrees_and_one_past_it_is_a_clear_error() {
     assert!(matches!(e, SlothError::MemoryLimit(_)), "{e}");
     assert!(e.to_string().contains("cross join"), "{e}");
 }
+
+/// An aggregate over a join whose build side outgrows the limit reads the
+/// join's output back from disk, partition by partition, instead of
+/// holding it whole: every join kind agrees with the unlimited run (and
+/// the row-wise executor), the profile says so where both sides are
+/// scans, and the temp directory is empty afterwards.
+#[test]
+fn aggregates_over_joins_from_disk_read_the_output_back_by_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let free = context(None, dir.path(), temp.path());
+    let tight = context(Some("1MiB"), dir.path(), temp.path());
+    let mut read_back = 0;
+    let grouped =
+        "select d.x, count(*), sum(t.v), min(t.w) from t join d on t.k = d.k group by d.x";
+    let counted: Vec<String> = (JOINS.iter())
+        .map(|sql| format!("select count(*) from ({sql}) j"))
+        .collect();
+    for sql in counted.iter().map(String::as_str).chain([grouped]) {
+        assert!(assert_agrees(&free, &tight, sql) >= 1, "{sql}");
+        let profile = tight.sql(sql).unwrap().profile().unwrap();
+        read_back += usize::from(profile.contains("output read by partition"));
+    }
+    assert!(
+        read_back >= 1,
+        "{read_back} aggregates read a join back from disk"
+    );
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}

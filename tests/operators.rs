@@ -819,3 +819,37 @@ fn aggregates_over_join_chains_probe_as_morsels_with_the_unfused_results() {
         }
     }
 }
+
+/// A join chain written out batch by batch (`execute_into`, what a sink
+/// runs) streams through its probes: no join materializes its output, and
+/// the rows are the unfused run's.
+#[test]
+fn join_chains_stream_into_a_sink_through_their_probes() {
+    use sloth::exec::{ExecContext, execute_into, execute_with};
+    let lf = many_keyed()
+        .join(&right(), [col("id")], [col("id")], JoinType::Inner)
+        .with_columns([(col("v") % lit(40i64)).alias("vk")])
+        .join(&third(), [col("vk")], [col("tk")], JoinType::Left);
+    let plan = lf.physical_plan().unwrap();
+    let ctx = ExecContext::default();
+    let mut streamed = Vec::new();
+    execute_into(&plan, &ctx, &mut |b| {
+        streamed.push(b);
+        Ok(())
+    })
+    .unwrap();
+    let unfused = execute_with(&plan, &ExecContext::unfused()).unwrap();
+    let mut got = rows_of(&DataFrame::new(plan.schema(), streamed));
+    let mut want = rows_of(&DataFrame::new(plan.schema(), unfused));
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    let joins: Vec<_> = (ctx.metrics().into_iter())
+        .filter(|m| m.name.starts_with("HashJoin"))
+        .collect();
+    assert_eq!(joins.len(), 2);
+    for join in joins {
+        assert!(join.extra.contains("probed by the left"), "{}", join.extra);
+        assert_eq!(join.batches_out, 0, "{}", join.extra);
+    }
+}

@@ -362,7 +362,9 @@ fn within_execution<T>(plan: &PhysicalPlan, ctx: &ExecContext, work: impl FnOnce
 /// Runs `plan` and hands its output to `emit` batch by batch, in order.
 ///
 /// A scan pipeline at the root streams: units are read a few at a time,
-/// so a filter-and-rewrite of any size holds only those units. A sort at
+/// so a filter-and-rewrite of any size holds only those units; so does a
+/// chain of joins that probes as the scan's morsels (`probe_pipeline.rs`),
+/// holding its build sides. A sort at
 /// the root over a scan pipeline sorts its input as it arrives, spilling
 /// runs past the memory limit, and merges into `emit`. Any other plan runs
 /// whole and is then handed over.
@@ -379,11 +381,23 @@ pub fn execute_into(
             record_streamed(plan, ctx, rows, start.elapsed());
             return Ok(());
         }
+        // Joins whose probe side streams: their rows go from probe to
+        // probe into the output.
+        if let Some(opened) = probe_pipeline::open(plan, ctx, &mut 0, 0)? {
+            opened.morsels.for_each_ordered(emit)?;
+            let rows = opened
+                .morsels
+                .rows
+                .load(std::sync::atomic::Ordering::Relaxed);
+            opened.fused.record(ctx, rows);
+            return Ok(());
+        }
         if let PhysicalPlan::Sort {
             input, keys, limit, ..
         } = plan
-            && let Some(morsels) = ctx.morsels(input)?
+            && let Some(opened) = probe_pipeline::open(input, ctx, &mut 1, 1)?
         {
+            let probe_pipeline::Opened { morsels, fused } = opened;
             let (sender, batches) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(4);
             let spec = columnar::SortSpec {
                 schema: &input.schema(),
@@ -416,7 +430,9 @@ pub fn execute_into(
                 sorted
             })?;
             let rows = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
-            record_streamed(plan, ctx, rows, start.elapsed());
+            let note = "streamed into the output".to_string();
+            ctx.record(0, 0, plan, &[], start.elapsed() - fused.build_time, note);
+            fused.record(ctx, rows);
             return Ok(());
         }
         let mut next_id = 0;

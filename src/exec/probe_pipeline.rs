@@ -27,7 +27,10 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::columnar::{self, JoinSide, JoinSpec, MorselInput, ProbeStep};
-use super::{ExecContext, run, scan_counters, shared, too_large_to_build, wants_gpu};
+use super::{
+    ExecContext, record_fused, run, scan_counters, shared, streamable_rows, too_large_to_build,
+    wants_gpu,
+};
 use crate::error::Result;
 use crate::physical::{BuildSide, PhysicalPlan};
 
@@ -66,6 +69,8 @@ struct FusedNode<'p> {
     plan: &'p PhysicalPlan,
     rows: Rows,
     note: String,
+    /// Time of its own, where it ran before the consumer read anything.
+    time: Duration,
 }
 
 impl Fused<'_> {
@@ -83,7 +88,7 @@ impl Fused<'_> {
                 c if c.is_empty() => node.note.clone(),
                 c => format!("{}; {c}", node.note),
             };
-            ctx.record(node.id, node.depth, node.plan, &[], Duration::ZERO, extra);
+            ctx.record(node.id, node.depth, node.plan, &[], node.time, extra);
             ctx.set_rows(node.id, rows);
         }
     }
@@ -176,9 +181,107 @@ fn opens(plan: &PhysicalPlan, ctx: &ExecContext) -> bool {
     match plan {
         PhysicalPlan::Scan { .. } => true,
         PhysicalPlan::Pipeline { input, .. } => opens(input, ctx),
-        PhysicalPlan::HashJoin { .. } => orientation(plan, ctx).is_some(),
+        PhysicalPlan::HashJoin { .. } => {
+            orientation(plan, ctx).is_some() || from_disk(plan, ctx).is_some()
+        }
         _ => false,
     }
+}
+
+/// Whether the join `plan` joins two scans whose build side is expected
+/// past the memory limit (a grace join from disk, as `run_node` runs it),
+/// and if so whether the left side streams.
+fn from_disk(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<bool> {
+    let PhysicalPlan::HashJoin { left, right, .. } = plan else {
+        return None;
+    };
+    let shared = ctx.shared.lock().expect("shared results lock").clone();
+    if !ctx.fuse || wants_gpu(ctx.config.device, plan) || shared.key(plan).is_some() {
+        return None;
+    }
+    let stream_left = streamable_rows(left)? > streamable_rows(right)?;
+    let built = if stream_left { right } else { left };
+    too_large_to_build(built, ctx).map(|_| stream_left)
+}
+
+/// Opens the join `plan` (at `id`) of two scans from disk ([`from_disk`]):
+/// both sides go to spill files by key, each partition is joined and its
+/// output kept in memory within the limit or written to a spill file of its
+/// own past it, and the consumer reads those as morsels.
+fn open_from_disk<'p>(
+    plan: &'p PhysicalPlan,
+    ctx: &ExecContext,
+    (id, next_id, depth): (usize, &mut usize, usize),
+    opened: &mut Fused<'p>,
+) -> Result<MorselInput> {
+    let PhysicalPlan::HashJoin {
+        left,
+        right,
+        left_keys,
+        right_keys,
+        how,
+        filter,
+        output,
+        schema,
+        ..
+    } = plan
+    else {
+        unreachable!("open_from_disk is called on hash joins")
+    };
+    let stream_left = from_disk(plan, ctx).expect("a join from disk");
+    let left_id = id + 1;
+    let right_id = left_id + shared::node_count(left);
+    *next_id = right_id + shared::node_count(right);
+    let ((built, mut built_id), (streamed, mut streamed_id)) = if stream_left {
+        ((right, right_id), (left, left_id))
+    } else {
+        ((left, left_id), (right, right_id))
+    };
+    let not_a_scan =
+        || crate::error::SlothError::Internal("a join from disk over a non-scan".into());
+    let build = ctx.morsels(built)?.ok_or_else(not_a_scan)?;
+    let probe = ctx.morsels(streamed)?.ok_or_else(not_a_scan)?;
+    let spec = JoinSpec {
+        left_keys,
+        right_keys,
+        how: *how,
+        build_side: if stream_left {
+            BuildSide::Right
+        } else {
+            BuildSide::Left
+        },
+        filter: filter.as_ref(),
+        output: (output.as_deref(), schema),
+        budget: ctx.budget(),
+    };
+    let why = too_large_to_build(built, ctx).expect("a build side past the limit");
+    let start = Instant::now();
+    let (units, held) = columnar::hash_join_from_disk_to_units(
+        (&build, built.schema()),
+        (&probe, streamed.schema()),
+        !stream_left,
+        &spec,
+        why,
+    )?;
+    let time = start.elapsed();
+    opened.build_time += time;
+    let read = |m: &MorselInput| m.rows.load(Ordering::Relaxed);
+    record_fused(built, ctx, &mut built_id, depth + 1, read(&build));
+    record_fused(streamed, ctx, &mut streamed_id, depth + 1, read(&probe));
+    let spilled = (units.iter())
+        .filter(|u| matches!(u, crate::io::ScanUnit::Spilled(_)))
+        .count();
+    opened.nodes.push(FusedNode {
+        id,
+        depth,
+        plan,
+        rows: Rows::Known(units.iter().map(|u| u.num_rows()).sum()),
+        note: format!(
+            "both sides partitioned to disk from their scans; output read by partition, {spilled} spilled"
+        ),
+        time,
+    });
+    Ok(MorselInput::from_units(units, schema, held))
 }
 
 /// Opens `plan` (which [`open`] found opens) as morsels, adding its nodes
@@ -197,6 +300,7 @@ fn open_into<'p>(
         plan,
         rows,
         note: note.to_string(),
+        time: Duration::ZERO,
     };
     match plan {
         PhysicalPlan::Pipeline { input, stages, .. } => {
@@ -206,6 +310,9 @@ fn open_into<'p>(
                 .nodes
                 .push(fused(Rows::Consumed, "fused into parent"));
             Ok(morsels)
+        }
+        PhysicalPlan::HashJoin { .. } if orientation(plan, ctx).is_none() => {
+            open_from_disk(plan, ctx, (id, next_id, depth), opened)
         }
         PhysicalPlan::HashJoin { .. } => open_join(plan, ctx, (id, next_id, depth), opened),
         _ => {
@@ -373,6 +480,7 @@ fn finish<'p>(
         plan,
         rows: rows.0,
         note,
+        time: Duration::ZERO,
     });
     morsels
 }

@@ -82,6 +82,8 @@ pub enum ScanUnit {
     Batch(RecordBatch),
     /// One row group of a Parquet file.
     ParquetRowGroup(parquet::RowGroupUnit),
+    /// Rows an operator wrote to a spill file, read back with the unit.
+    Spilled(std::sync::Arc<crate::memory::SpillFile>),
 }
 
 impl ScanUnit {
@@ -90,6 +92,9 @@ impl ScanUnit {
         match self {
             ScanUnit::Batch(b) => Ok(filter.apply(b.clone())?.into_iter().collect()),
             ScanUnit::ParquetRowGroup(u) => u.read(filter),
+            ScanUnit::Spilled(f) => (f.read()?)
+                .filter_map(|b| b.and_then(|b| filter.apply(b)).transpose())
+                .collect(),
         }
     }
 
@@ -98,6 +103,7 @@ impl ScanUnit {
         match self {
             ScanUnit::Batch(b) => b.num_rows(),
             ScanUnit::ParquetRowGroup(u) => u.num_rows(),
+            ScanUnit::Spilled(f) => f.rows(),
         }
     }
 
@@ -119,6 +125,12 @@ impl ScanUnit {
                 .into_iter()
                 .collect()),
             ScanUnit::ParquetRowGroup(u) => u.read_selected(filter, select, codes),
+            ScanUnit::Spilled(f) => (f.read()?)
+                .filter_map(|b| {
+                    b.and_then(|b| filter.filter_or_select(b, select))
+                        .transpose()
+                })
+                .collect(),
         }
     }
 }

@@ -235,7 +235,6 @@ pub struct SpillFile {
 
 impl SpillFile {
     /// Rows in the file.
-    #[cfg(test)]
     pub fn rows(&self) -> usize {
         self.rows
     }

@@ -560,6 +560,28 @@ pub fn hash_join_streaming(
     Ok((out, key_filter.map(|f| f.counts())))
 }
 
+/// [`hash_join_from_disk`] with each partition's output handed on as
+/// units as soon as it is joined (kept in memory within the query's
+/// memory, the reservation returned; spilled past it), which a consumer
+/// reads one at a time: the join's output is not held whole either.
+pub fn hash_join_from_disk_to_units(
+    (build, build_schema): (&MorselInput, SchemaRef),
+    (probe, probe_schema): (&MorselInput, SchemaRef),
+    build_is_left: bool,
+    spec: &JoinSpec<'_>,
+    why: SlothError,
+) -> Result<(Vec<crate::io::ScanUnit>, crate::memory::Reservation)> {
+    let read_build = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| build.for_each_ordered(emit);
+    let read_probe = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| probe.for_each_ordered(emit);
+    super::join_spill::grace_join_sides_to_units(
+        (&read_build, build_schema),
+        (&read_probe, probe_schema),
+        build_is_left,
+        spec,
+        (0, why),
+    )
+}
+
 /// Joins two scans whose build side is expected to outgrow the query's
 /// memory (`why` says by how much) as a grace hash join from the start:
 /// both scans stream straight into spill files, and the build side is

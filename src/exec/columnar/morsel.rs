@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
@@ -77,6 +78,8 @@ pub struct MorselInput {
     codes: Vec<usize>,
     /// Stops reading when the query is cancelled.
     cancel: crate::exec::CancelToken,
+    /// The memory of units held in memory, while they are read.
+    held: Option<crate::memory::Reservation>,
 }
 
 impl MorselInput {
@@ -91,7 +94,22 @@ impl MorselInput {
             select: false,
             codes: vec![],
             cancel: Default::default(),
+            held: None,
         }
+    }
+
+    /// Input an operator made as `units` of rows of `schema` (batches it
+    /// kept within `held`, files it spilled), each read back as a unit.
+    pub fn from_units(
+        units: Vec<ScanUnit>,
+        schema: &SchemaRef,
+        held: crate::memory::Reservation,
+    ) -> Self {
+        let mut input = Self::from_batches(vec![]);
+        input.width = schema.fields().len();
+        input.units = units;
+        input.held = Some(held);
+        input
     }
 
     /// Adds `stages` after the steps so far.
@@ -258,6 +276,7 @@ impl MorselInput {
                 select: false,
                 codes: vec![],
                 cancel: Default::default(),
+                held: None,
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => {
                 Self::stream(input, pages)?.map(|mut m| {
