@@ -217,6 +217,22 @@ fn windows_that_outgrow_the_limit_run_partition_by_partition_from_disk() {
         "select k, sum(v) over (partition by k order by v) from t",
         temp.path(),
     );
+    // One partition cannot be split: past the limit it is the limit's
+    // one-line error naming the window, not a footprint past the limit.
+    let e = tight
+        .sql("select k, row_number() over (order by v) as r from t")
+        .unwrap()
+        .collect()
+        .unwrap_err();
+    assert!(matches!(e, SlothError::MemoryLimit(_)), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("window needs")
+            && text.contains("without PARTITION BY")
+            && !text.contains('\n'),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! still too large is partitioned again, with another seed). The input's
 //! batches are handed to the partitioner one by one and dropped as they
 //! are written. A window without PARTITION BY is one partition and cannot
-//! be split: it runs in memory as it is.
+//! be split, nor can the rows of one partition key: past the limit, they
+//! fail with the limit's error naming the window, instead of growing
+//! past it.
 
 use std::cell::RefCell;
 
@@ -17,7 +19,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::spill_partition::{MAX_SPILL_LEVELS, partition_to_disk, read_file};
 use super::window::{WindowSpec, window};
-use crate::error::Result;
+use crate::error::{Result, SlothError};
 use crate::memory::{Reservation, SpillDir};
 
 /// Where a window's working state is accounted, and where it spills.
@@ -50,11 +52,25 @@ fn window_at_level(
     level: u32,
 ) -> Result<Vec<RecordBatch>> {
     let size: usize = input.iter().map(|b| b.get_array_memory_size()).sum();
-    let fits = memory.reservation.try_grow(2 * size).is_ok();
-    if fits || spec.partition_by.is_empty() || level >= MAX_SPILL_LEVELS {
-        let out = window(input, input_schema, spec.clone(), schema);
-        memory.reservation.free();
-        return out;
+    match memory.reservation.try_grow(2 * size) {
+        Ok(()) => {
+            let out = window(input, input_schema, spec.clone(), schema);
+            memory.reservation.free();
+            return out;
+        }
+        Err(SlothError::MemoryLimit(e))
+            if spec.partition_by.is_empty() || level >= MAX_SPILL_LEVELS =>
+        {
+            let what = if spec.partition_by.is_empty() {
+                "a window without PARTITION BY is one partition"
+            } else {
+                "the rows of one partition key"
+            };
+            return Err(SlothError::MemoryLimit(format!(
+                "{e} ({what}, which cannot be split to disk)"
+            )));
+        }
+        Err(_) => {}
     }
     // The reader is called once; it hands over the batches it owns.
     let pending = RefCell::new(input);
