@@ -790,3 +790,49 @@ fn ctrl_c_at_the_terminal_cancels_the_statement_and_the_shell_goes_on() {
     };
     assert!(status.success(), "{status}: {}", shell.screen());
 }
+
+/// A disk that fills during a spill (injected by
+/// `SLOTH_SPILL_FAULT_AFTER`) fails the statement with one line and a
+/// non-zero exit, and leaves neither spill files nor a partial output, for
+/// each operator that spills.
+#[test]
+fn a_full_disk_during_a_spill_is_one_line_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("k,v,s\n");
+    for i in 0..30_000 {
+        csv += &format!("{},{i},name{}\n", i * 7_919 % 30_000, i % 977);
+    }
+    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    for sql in [
+        "select k, sum(v), min(s) from t group by k",
+        "select s, v from t order by s, v desc",
+        "select a.k, b.v from t a join t b on a.k = b.k",
+        "select k, row_number() over (partition by s order by v) from t",
+    ] {
+        let out_file = dir.path().join("out.parquet");
+        let out = sloth()
+            .env("SLOTH_SPILL_FAULT_AFTER", "10000")
+            .args(["sql", "--memory-limit", "256KiB", "--temp-dir"])
+            .arg(temp.path())
+            .arg("--data")
+            .arg(dir.path())
+            .args(["-c", sql, "--output"])
+            .arg(&out_file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{sql}: {err}");
+        assert!(
+            err.trim().lines().count() == 1 && err.contains("No space left on device"),
+            "{sql}: {err}"
+        );
+        assert!(!out_file.exists(), "{sql}");
+        assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0, "{sql}");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["t.csv"], "{sql}");
+    }
+}

@@ -176,6 +176,21 @@ fn spill_error(path: &Path, e: impl std::fmt::Display) -> SlothError {
     )))
 }
 
+/// A full disk injected by the `SLOTH_SPILL_FAULT_AFTER` environment
+/// variable: once the process's spill writes pass that many bytes (of
+/// batches in memory), every further write fails as a full disk would, so
+/// that the clean-up after a failed spill can be tested on any machine.
+fn injected_full_disk(bytes: usize) -> bool {
+    static AFTER: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    static WRITTEN: AtomicUsize = AtomicUsize::new(0);
+    let after = AFTER.get_or_init(|| {
+        std::env::var("SLOTH_SPILL_FAULT_AFTER")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    after.is_some_and(|after| WRITTEN.fetch_add(bytes, Ordering::Relaxed) + bytes > after)
+}
+
 /// A spill file being written.
 pub struct SpillWriter {
     file: Option<SpillFile>,
@@ -191,6 +206,13 @@ impl SpillWriter {
                 "spill file written after finish".into(),
             ));
         };
+        if injected_full_disk(batch.get_array_memory_size()) {
+            let full = std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                "No space left on device (injected by SLOTH_SPILL_FAULT_AFTER)",
+            );
+            return Err(spill_error(&file.path, full));
+        }
         writer
             .write(batch)
             .map_err(|e| spill_error(&file.path, e))?;
