@@ -15,12 +15,12 @@
 //!     Scan supplier
 //! ```
 //!
-//! A join runs so when one side opens as morsels and it emits nothing
-//! after probing from that side (inner joins; outer, semi and anti joins
-//! that keep the probe side's rows). The larger side, by the planner's
-//! estimate, probes. Where the query's memory cannot hold a build side,
-//! the join runs as before (materialized, spilling), and its output feeds
-//! the morsels.
+//! A join runs so when one side opens as morsels; the larger side, by the
+//! planner's estimate, probes. What a join emits after all probing (a
+//! preserved build side's unmatched rows, a semi or anti join's build
+//! rows) goes through the steps above it once every unit has been read.
+//! Where the query's memory cannot hold a build side, the join runs as
+//! before (materialized, spilling), and its output feeds the morsels.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -122,14 +122,11 @@ fn probe_rows(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<(usize, bool)> {
 const CHAIN_OVER_SCAN: usize = 8;
 
 /// How the join `plan` runs as a probe step, if it can: the larger of the
-/// sides that open as morsels probes, where the join emits nothing after
-/// probing from it and the other side is expected to fit in memory. Not
-/// for the GPU, for subplans whose results are shared, or unfused.
+/// sides that open as morsels probes, where the other side is expected to
+/// fit in memory. Not for the GPU, for subplans whose results are shared,
+/// or unfused.
 fn orientation(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<Orientation> {
-    let PhysicalPlan::HashJoin {
-        left, right, how, ..
-    } = plan
-    else {
+    let PhysicalPlan::HashJoin { left, right, .. } = plan else {
         return None;
     };
     let shared = ctx.shared.lock().expect("shared results lock").clone();
@@ -144,7 +141,7 @@ fn orientation(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<Orientation> {
             o.saturating_mul(if chain { CHAIN_OVER_SCAN } else { 1 }) <= rows
         };
         let fits = other.is_none_or(smaller) && too_large_to_build(built, ctx).is_none();
-        (!columnar::emits_after_probing(*how, probe_is_left) && fits).then_some(Orientation {
+        fits.then_some(Orientation {
             probe_is_left,
             rows,
         })

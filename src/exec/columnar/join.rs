@@ -69,15 +69,6 @@ fn plan_for(how: JoinType, probe_is_left: bool) -> Plan {
     }
 }
 
-/// Whether a join of kind `how`, probed from the left side when
-/// `probe_is_left`, emits rows after all probing (the unmatched rows of a
-/// preserved build side; a semi or anti join's left rows when the left is
-/// built): such a join cannot run as a step of its probe side's morsels.
-pub fn emits_after_probing(how: JoinType, probe_is_left: bool) -> bool {
-    let plan = plan_for(how, probe_is_left);
-    plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left)
-}
-
 /// Candidate pairs a probe batch gathers before applying the pair filter.
 const PAIR_CHUNK: usize = 1 << 16;
 

@@ -27,8 +27,8 @@ pub enum Step {
 
 /// A hash join run as a step of its probe side's morsels: each batch
 /// probes the built table and the joined rows go on to the next step, so
-/// the join's output is never materialized. Only joins that emit nothing
-/// after probing run so ([`super::emits_after_probing`]).
+/// the join's output is never materialized. Rows it emits after all
+/// probing (a preserved build side's unmatched rows) follow the units.
 pub struct ProbeStep {
     /// The built side.
     pub table: JoinTable,
@@ -48,6 +48,15 @@ impl ProbeStep {
         })
     }
 
+    /// The rows the join emits after all probing, counted.
+    fn finish(&self) -> Result<Option<RecordBatch>> {
+        let rows = self.table.finish()?.filter(|b| b.num_rows() > 0);
+        if let Some(b) = &rows {
+            self.rows_out.fetch_add(b.num_rows(), Ordering::Relaxed);
+        }
+        Ok(rows)
+    }
+
     fn apply(&self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
         self.rows_in.fetch_add(batch.num_rows(), Ordering::Relaxed);
         let joined = self.table.probe(batch)?.filter(|b| b.num_rows() > 0);
@@ -56,6 +65,21 @@ impl ProbeStep {
         }
         Ok(joined)
     }
+}
+
+/// `batch` through `steps`; `None` once a step leaves no rows.
+fn apply_steps(steps: &[Step], mut batch: RecordBatch) -> Result<Option<RecordBatch>> {
+    for step in steps {
+        let next = match step {
+            Step::Stage(stage) => apply_stages(batch, std::slice::from_ref(stage))?,
+            Step::Probe(probe) => probe.apply(&batch)?,
+        };
+        match next {
+            Some(b) => batch = b,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(batch))
 }
 
 /// Independent units of input plus the steps each batch goes through.
@@ -128,18 +152,49 @@ impl MorselInput {
     }
 
     /// `batch` through every step; `None` once a step leaves no rows.
-    fn apply_steps(&self, mut batch: RecordBatch) -> Result<Option<RecordBatch>> {
-        for step in &self.steps {
-            let next = match step {
-                Step::Stage(stage) => apply_stages(batch, std::slice::from_ref(stage))?,
-                Step::Probe(probe) => probe.apply(&batch)?,
+    fn apply_steps(&self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
+        apply_steps(&self.steps, batch)
+    }
+
+    /// The rows the probe steps emit once every unit has been read (the
+    /// unmatched rows of a preserved build side, a semi or anti join's
+    /// build rows), each through the steps after its probe, handed to `f`.
+    /// Called after all units, as the matches are only known then; a later
+    /// probe's rows come after an earlier one's have gone through it.
+    fn finish_probes(&self, f: &mut dyn FnMut(Selected) -> Result<()>) -> Result<()> {
+        for (i, step) in self.steps.iter().enumerate() {
+            let Step::Probe(probe) = step else { continue };
+            let Some(rows) = probe.finish()? else {
+                continue;
             };
-            match next {
-                Some(b) => batch = b,
-                None => return Ok(None),
+            if let Some(b) = apply_steps(&self.steps[i + 1..], rows)? {
+                self.rows.fetch_add(b.num_rows(), Ordering::Relaxed);
+                f(Selected::all(b))?;
             }
         }
-        Ok(Some(batch))
+        Ok(())
+    }
+
+    /// [`MorselInput::finish_probes`] into one more state made by `init`,
+    /// added to `states` if any rows came.
+    fn finish_into<T>(
+        &self,
+        states: &mut Vec<T>,
+        init: impl Fn() -> T,
+        f: impl Fn(&mut T, Selected) -> Result<()>,
+    ) -> Result<()> {
+        if !self.probes() {
+            return Ok(());
+        }
+        let (mut state, mut any) = (init(), false);
+        self.finish_probes(&mut |rows| {
+            any = true;
+            f(&mut state, rows)
+        })?;
+        if any {
+            states.push(state);
+        }
+        Ok(())
     }
 
     /// This input, stopping with [`crate::SlothError::Cancelled`] before
@@ -330,6 +385,7 @@ impl MorselInput {
             .filter_map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect();
         states.extend(extra.into_inner().unwrap_or_else(|e| e.into_inner()));
+        self.finish_into(&mut states, init, f)?;
         Ok(states)
     }
 
@@ -357,7 +413,7 @@ impl MorselInput {
                 }
             }
         }
-        Ok(())
+        self.finish_probes(&mut |rows| emit(rows.materialize()?))
     }
 
     /// Folds every batch into per-thread states made by `init`; returns the
@@ -367,13 +423,16 @@ impl MorselInput {
         init: impl Fn() -> T + Sync + Send,
         f: impl Fn(&mut T, Selected) -> Result<()> + Sync + Send,
     ) -> Result<Vec<T>> {
-        self.units
+        let mut states: Vec<T> = self
+            .units
             .par_iter()
             .with_min_len(1)
             .try_fold(&init, |mut state, unit| {
                 self.read_unit(unit, |batch| f(&mut state, batch))?;
                 Ok(state)
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        self.finish_into(&mut states, &init, &f)?;
+        Ok(states)
     }
 }
