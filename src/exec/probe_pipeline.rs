@@ -33,6 +33,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::physical::{BuildSide, PhysicalPlan};
+use crate::physical_expr::PhysicalExpr;
 
 /// A plan opened as morsels, with what its nodes did.
 pub(super) struct Opened<'p> {
@@ -211,46 +212,19 @@ fn open_from_disk<'p>(
     (id, next_id, depth): (usize, &mut usize, usize),
     opened: &mut Fused<'p>,
 ) -> Result<MorselInput> {
-    let PhysicalPlan::HashJoin {
-        left,
-        right,
-        left_keys,
-        right_keys,
-        how,
-        filter,
-        output,
-        schema,
-        ..
-    } = plan
-    else {
+    let PhysicalPlan::HashJoin { schema, .. } = plan else {
         unreachable!("open_from_disk is called on hash joins")
     };
     let stream_left = from_disk(plan, ctx).expect("a join from disk");
-    let left_id = id + 1;
-    let right_id = left_id + shared::node_count(left);
-    *next_id = right_id + shared::node_count(right);
-    let ((built, mut built_id), (streamed, mut streamed_id)) = if stream_left {
-        ((right, right_id), (left, left_id))
-    } else {
-        ((left, left_id), (right, right_id))
-    };
+    let JoinSides {
+        spec,
+        built: (built, _, mut built_id),
+        other: (streamed, _, mut streamed_id),
+    } = join_sides(plan, ctx, !stream_left, (id, next_id));
     let not_a_scan =
         || crate::error::SlothError::Internal("a join from disk over a non-scan".into());
     let build = ctx.morsels(built)?.ok_or_else(not_a_scan)?;
     let probe = ctx.morsels(streamed)?.ok_or_else(not_a_scan)?;
-    let spec = JoinSpec {
-        left_keys,
-        right_keys,
-        how: *how,
-        build_side: if stream_left {
-            BuildSide::Right
-        } else {
-            BuildSide::Left
-        },
-        filter: filter.as_ref(),
-        output: (output.as_deref(), schema),
-        budget: ctx.budget(),
-    };
     let why = too_large_to_build(built, ctx).expect("a build side past the limit");
     let start = Instant::now();
     let (units, held) = columnar::hash_join_from_disk_to_units(
@@ -332,20 +306,6 @@ fn open_join<'p>(
     (id, next_id, depth): (usize, &mut usize, usize),
     opened: &mut Fused<'p>,
 ) -> Result<MorselInput> {
-    let PhysicalPlan::HashJoin {
-        left,
-        right,
-        left_keys,
-        right_keys,
-        how,
-        filter,
-        output,
-        schema,
-        ..
-    } = plan
-    else {
-        unreachable!("open_join is called on hash joins")
-    };
     let Some(Orientation {
         probe_is_left,
         rows: expected,
@@ -353,16 +313,11 @@ fn open_join<'p>(
     else {
         unreachable!("open_join is called on joins that orient")
     };
-    // Node ids are pre-order whichever side runs first.
-    let left_id = id + 1;
-    let right_id = left_id + shared::node_count(left);
-    *next_id = right_id + shared::node_count(right);
-    let ((built, built_keys, mut built_id), (probed, probed_keys, mut probed_id)) = if probe_is_left
-    {
-        ((right, right_keys, right_id), (left, left_keys, left_id))
-    } else {
-        ((left, left_keys, left_id), (right, right_keys, right_id))
-    };
+    let JoinSides {
+        spec,
+        built: (built, built_keys, mut built_id),
+        other: (probed, probed_keys, mut probed_id),
+    } = join_sides(plan, ctx, !probe_is_left, (id, next_id));
     let (batches, time) = run(built, ctx, &mut built_id, depth + 1)?;
     opened.build_time += time;
     let built_rows: usize = batches.iter().map(|b| b.num_rows()).sum();
@@ -393,19 +348,6 @@ fn open_join<'p>(
         batches: vec![],
         schema: probed.schema(),
         keys: probed_keys,
-    };
-    let spec = JoinSpec {
-        left_keys,
-        right_keys,
-        how: *how,
-        build_side: if probe_is_left {
-            BuildSide::Right
-        } else {
-            BuildSide::Left
-        },
-        filter: filter.as_ref(),
-        output: (output.as_deref(), schema),
-        budget: ctx.budget(),
     };
     let side = if probe_is_left { "left" } else { "right" };
     let (morsels, rows, probe_rows) = match columnar::probe_table(
@@ -453,6 +395,58 @@ fn open_join<'p>(
         (rows, probe_rows),
         note,
     ))
+}
+
+/// A hash join's spec, building on the left side when `build_left`, and
+/// its sides as (built, other), each with its keys and its first node id
+/// (pre-order, whichever side runs first); `next_id` moves past the join
+/// at `id`.
+struct JoinSides<'p, 'a> {
+    spec: JoinSpec<'a>,
+    built: (&'p PhysicalPlan, &'p [PhysicalExpr], usize),
+    other: (&'p PhysicalPlan, &'p [PhysicalExpr], usize),
+}
+
+fn join_sides<'p: 'a, 'a>(
+    plan: &'p PhysicalPlan,
+    ctx: &'a ExecContext,
+    build_left: bool,
+    (id, next_id): (usize, &mut usize),
+) -> JoinSides<'p, 'a> {
+    let PhysicalPlan::HashJoin {
+        left,
+        right,
+        left_keys,
+        right_keys,
+        how,
+        filter,
+        output,
+        schema,
+        ..
+    } = plan
+    else {
+        unreachable!("join_sides is called on hash joins")
+    };
+    let left_id = id + 1;
+    let right_id = left_id + shared::node_count(left);
+    *next_id = right_id + shared::node_count(right);
+    let l = (&**left, left_keys.as_slice(), left_id);
+    let r = (&**right, right_keys.as_slice(), right_id);
+    let (built, other) = if build_left { (l, r) } else { (r, l) };
+    let spec = JoinSpec {
+        left_keys,
+        right_keys,
+        how: *how,
+        build_side: if build_left {
+            BuildSide::Left
+        } else {
+            BuildSide::Right
+        },
+        filter: filter.as_ref(),
+        output: (output.as_deref(), schema),
+        budget: ctx.budget(),
+    };
+    JoinSides { spec, built, other }
 }
 
 /// Adds the join node (`rows.0`) and counts the rows of its probe side's

@@ -953,7 +953,9 @@ mod tests {
         let lcg = |d: u64| {
             let mut x = 12345u64;
             std::iter::repeat_with(move || {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (x >> 33) % d
             })
         };
@@ -961,15 +963,24 @@ mod tests {
         let [half, full, truth] = observe(lcg(200_000), 25_000, total);
         let got = expected_groups(Some(half), full, total as f64);
         let linear = full.1 as f64 * total as f64 / full.0 as f64;
-        assert!((got / truth.1 as f64 - 1.0).abs() < 0.1, "{got} vs {truth:?}");
+        assert!(
+            (got / truth.1 as f64 - 1.0).abs() < 0.1,
+            "{got} vs {truth:?}"
+        );
         assert!(linear > 4.0 * truth.1 as f64, "{linear}");
         // Keys in runs of 4 (a table sorted by them): linear.
         let [half, full, truth] = observe((0..).map(|i: u64| i / 4), 25_000, total);
         let got = expected_groups(Some(half), full, total as f64);
-        assert!((got / truth.1 as f64 - 1.0).abs() < 0.01, "{got} vs {truth:?}");
+        assert!(
+            (got / truth.1 as f64 - 1.0).abs() < 0.01,
+            "{got} vs {truth:?}"
+        );
         // Every key new: as many groups as rows.
         let [half, full, _] = observe(0.., 25_000, total);
-        assert_eq!(expected_groups(Some(half), full, total as f64), total as f64);
+        assert_eq!(
+            expected_groups(Some(half), full, total as f64),
+            total as f64
+        );
         // No checkpoint: linear.
         assert_eq!(expected_groups(None, (100, 50), 1000.0), 500.0);
     }
