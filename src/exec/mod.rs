@@ -546,20 +546,7 @@ fn run_node(
     // no larger than the scan is expected to be (after its filters). The
     // scan streamed is the larger expected one when both sides are scans.
     // Otherwise both sides are materialized and the smaller one is built on.
-    if let (
-        PhysicalPlan::HashJoin {
-            left,
-            right,
-            left_keys,
-            right_keys,
-            how,
-            filter,
-            output,
-            schema,
-            ..
-        },
-        true,
-    ) = (plan, ctx.fuse)
+    if let (PhysicalPlan::HashJoin { left, right, .. }, true) = (plan, ctx.fuse)
         && let Some((stream_left, estimate)) = match (streamable_rows(left), streamable_rows(right))
         {
             (Some(l), Some(r)) if l > r => Some((true, l)),
@@ -568,29 +555,11 @@ fn run_node(
             (None, None) => None,
         }
     {
-        // Node ids are pre-order whichever side runs first.
-        let left_id = id + 1;
-        let right_id = left_id + shared::node_count(left);
-        *next_id = right_id + shared::node_count(right);
-        let ((built, built_keys, built_id), (streamed, streamed_keys, streamed_id)) = if stream_left
-        {
-            ((right, right_keys, right_id), (left, left_keys, left_id))
-        } else {
-            ((left, left_keys, left_id), (right, right_keys, right_id))
-        };
-        let spec = columnar::JoinSpec {
-            left_keys,
-            right_keys,
-            how: *how,
-            build_side: if stream_left {
-                crate::physical::BuildSide::Right
-            } else {
-                crate::physical::BuildSide::Left
-            },
-            filter: filter.as_ref(),
-            output: (output.as_deref(), schema),
-            budget: ctx.budget(),
-        };
+        let probe_pipeline::JoinSides {
+            spec,
+            built: (built, built_keys, built_id),
+            other: (streamed, streamed_keys, streamed_id),
+        } = probe_pipeline::join_sides(plan, ctx, !stream_left, (id, next_id));
         // A scan too large to build on goes to disk with the other side,
         // without being read into memory first.
         if let Some(why) = too_large_to_build(built, ctx)

@@ -401,13 +401,13 @@ fn open_join<'p>(
 /// its sides as (built, other), each with its keys and its first node id
 /// (pre-order, whichever side runs first); `next_id` moves past the join
 /// at `id`.
-struct JoinSides<'p, 'a> {
-    spec: JoinSpec<'a>,
-    built: (&'p PhysicalPlan, &'p [PhysicalExpr], usize),
-    other: (&'p PhysicalPlan, &'p [PhysicalExpr], usize),
+pub(super) struct JoinSides<'p, 'a> {
+    pub spec: JoinSpec<'a>,
+    pub built: (&'p PhysicalPlan, &'p [PhysicalExpr], usize),
+    pub other: (&'p PhysicalPlan, &'p [PhysicalExpr], usize),
 }
 
-fn join_sides<'p: 'a, 'a>(
+pub(super) fn join_sides<'p: 'a, 'a>(
     plan: &'p PhysicalPlan,
     ctx: &'a ExecContext,
     build_left: bool,
