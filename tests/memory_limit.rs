@@ -112,6 +112,16 @@ fn assert_agrees(free: &SqlContext, tight: &SqlContext, sql: &str) -> usize {
     expected.len()
 }
 
+/// The error `sql` fails with under `ctx`: the memory limit's, on one
+/// line.
+fn limit_error(ctx: &SqlContext, sql: &str) -> String {
+    let e = ctx.sql(sql).unwrap().collect().unwrap_err();
+    assert!(matches!(e, SlothError::MemoryLimit(_)), "{sql}: {e}");
+    let text = e.to_string();
+    assert!(!text.contains('\n'), "{sql}: {text}");
+    text
+}
+
 /// `sql`'s profile under `tight` shows spill files, and the temp
 /// directory `temp` is empty afterwards.
 fn assert_spills_and_cleans_up(tight: &SqlContext, sql: &str, temp: &Path) {
@@ -219,17 +229,10 @@ fn windows_that_outgrow_the_limit_run_partition_by_partition_from_disk() {
     );
     // One partition cannot be split: past the limit it is the limit's
     // one-line error naming the window, not a footprint past the limit.
-    let e = tight
-        .sql("select k, row_number() over (order by v) as r from t")
-        .unwrap()
-        .collect()
-        .unwrap_err();
-    assert!(matches!(e, SlothError::MemoryLimit(_)), "{e}");
-    let text = e.to_string();
+    let sql = "select k, row_number() over (order by v) as r from t";
+    let text = limit_error(&tight, sql);
     assert!(
-        text.contains("window needs")
-            && text.contains("without PARTITION BY")
-            && !text.contains('\n'),
+        text.contains("window needs") && text.contains("without PARTITION BY"),
         "{text}"
     );
     assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
@@ -268,17 +271,8 @@ fn limits_and_temp_dirs_that_cannot_work_are_one_line_errors() {
     let temp = tempfile::tempdir().unwrap();
     // A limit below one row of a sort.
     let ctx = context(Some("10B"), dir.path(), temp.path());
-    let e = ctx
-        .sql("select * from t order by s")
-        .unwrap()
-        .collect()
-        .unwrap_err();
-    assert!(matches!(e, SlothError::MemoryLimit(_)), "{e}");
-    let text = e.to_string();
-    assert!(
-        text.contains("sort needs") && !text.contains('\n'),
-        "{text}"
-    );
+    let text = limit_error(&ctx, "select * from t order by s");
+    assert!(text.contains("sort needs"), "{text}");
     // A temp directory under a file.
     let blocked = dir.path().join("plain-file");
     std::fs::write(&blocked, "x").unwrap();

@@ -375,21 +375,13 @@ pub fn execute_into(
 ) -> Result<()> {
     within_execution(plan, ctx, || {
         let start = Instant::now();
-        if let Some(morsels) = ctx.morsels(plan)? {
-            morsels.for_each_ordered(emit)?;
-            let rows = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
-            record_streamed(plan, ctx, rows, start.elapsed());
-            return Ok(());
-        }
-        // Joins whose probe side streams: their rows go from probe to
-        // probe into the output.
         if let Some(opened) = probe_pipeline::open(plan, ctx, &mut 0, 0)? {
             opened.morsels.for_each_ordered(emit)?;
             let rows = opened
                 .morsels
                 .rows
                 .load(std::sync::atomic::Ordering::Relaxed);
-            opened.fused.record(ctx, rows);
+            opened.fused.record_as_output(ctx, rows, start.elapsed());
             return Ok(());
         }
         if let PhysicalPlan::Sort {
@@ -441,15 +433,6 @@ pub fn execute_into(
         }
         Ok(())
     })
-}
-
-/// Records the nodes of a plan that streamed into a sink.
-fn record_streamed(plan: &PhysicalPlan, ctx: &ExecContext, rows: usize, time: Duration) {
-    ctx.record(0, 0, plan, &[], time, "streamed into the output".into());
-    let mut next_id = 1;
-    for child in plan.children() {
-        record_fused(child, ctx, &mut next_id, 1, rows);
-    }
 }
 
 /// Runs a node, or reuses the output of an identical subplan that already

@@ -31,7 +31,7 @@ use super::{
     ExecContext, record_fused, run, scan_counters, shared, streamable_rows, too_large_to_build,
     wants_gpu,
 };
-use crate::error::Result;
+use crate::error::{Result, SlothError};
 use crate::physical::{BuildSide, PhysicalPlan};
 use crate::physical_expr::PhysicalExpr;
 
@@ -50,6 +50,9 @@ pub(super) struct Fused<'p> {
     /// Time the joins' build sides took (run before any morsel).
     pub build_time: Duration,
 }
+
+/// The note of a node that ran inside its consumer.
+const FUSED: &str = "fused into parent";
 
 /// Where a fused node's output rows are counted.
 #[derive(Clone)]
@@ -78,6 +81,17 @@ impl Fused<'_> {
     /// Records every node that ran fused into the consumer, which read
     /// `consumed` rows.
     pub fn record(&self, ctx: &ExecContext, consumed: usize) {
+        self.record_nodes(ctx, consumed, None);
+    }
+
+    /// As [`Fused::record`], for a plan streamed into the output: its top
+    /// node says so, with the stream's whole `time`.
+    pub fn record_as_output(&self, ctx: &ExecContext, consumed: usize, time: Duration) {
+        self.record_nodes(ctx, consumed, Some(time));
+    }
+
+    fn record_nodes(&self, ctx: &ExecContext, consumed: usize, output: Option<Duration>) {
+        let top = self.nodes.iter().map(|n| n.id).min();
         for node in &self.nodes {
             let rows = match &node.rows {
                 Rows::Consumed => consumed,
@@ -85,11 +99,18 @@ impl Fused<'_> {
                 Rows::JoinedBy(step) => step.rows_out.load(Ordering::Relaxed),
                 Rows::Known(n) => *n,
             };
-            let extra = match scan_counters(node.plan) {
-                c if c.is_empty() => node.note.clone(),
-                c => format!("{}; {c}", node.note),
+            let (note, time) = match output {
+                Some(time) if Some(node.id) == top => match node.note.as_str() {
+                    FUSED => ("streamed into the output".to_string(), time),
+                    own => (format!("{own}; streamed into the output"), time),
+                },
+                _ => (node.note.clone(), node.time),
             };
-            ctx.record(node.id, node.depth, node.plan, &[], node.time, extra);
+            let extra = match scan_counters(node.plan) {
+                c if c.is_empty() => note.to_string(),
+                c => format!("{note}; {c}"),
+            };
+            ctx.record(node.id, node.depth, node.plan, &[], time, extra);
             ctx.set_rows(node.id, rows);
         }
     }
@@ -130,8 +151,7 @@ fn orientation(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<Orientation> {
     let PhysicalPlan::HashJoin { left, right, .. } = plan else {
         return None;
     };
-    let shared = ctx.shared.lock().expect("shared results lock").clone();
-    if !ctx.fuse || wants_gpu(ctx.config.device, plan) || shared.key(plan).is_some() {
+    if !fusable(plan, ctx) {
         return None;
     }
     let (l, r) = (probe_rows(left, ctx), probe_rows(right, ctx));
@@ -173,59 +193,74 @@ pub(super) fn open<'p>(
     }))
 }
 
+/// Whether the join `plan` may run inside its consumer: execution is
+/// fused, the join is not offered to the GPU, and its result is not shared
+/// with another use of the same subplan.
+fn fusable(plan: &PhysicalPlan, ctx: &ExecContext) -> bool {
+    let shared = ctx.shared.lock().expect("shared results lock").clone();
+    ctx.fuse && !wants_gpu(ctx.config.device, plan) && shared.key(plan).is_none()
+}
+
 /// Whether `plan` opens as morsels: a scan, a pipeline over morsels, or a
-/// join that runs as a probe step.
+/// join that runs inside its consumer ([`join_way`]).
 fn opens(plan: &PhysicalPlan, ctx: &ExecContext) -> bool {
     match plan {
         PhysicalPlan::Scan { .. } => true,
         PhysicalPlan::Pipeline { input, .. } => opens(input, ctx),
-        PhysicalPlan::HashJoin { .. } => {
-            orientation(plan, ctx).is_some() || from_disk(plan, ctx).is_some()
-        }
+        PhysicalPlan::HashJoin { .. } => join_way(plan, ctx).is_some(),
         _ => false,
     }
 }
 
-/// Whether the join `plan` joins two scans whose build side is expected
-/// past the memory limit (a grace join from disk, as `run_node` runs it),
-/// and if so whether the left side streams.
-fn from_disk(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<bool> {
+/// How a join runs inside its consumer.
+enum JoinWay {
+    /// As a probe step of one side's morsels ([`orientation`]).
+    Probe(Orientation),
+    /// As a grace join of two scans from disk, its output read by
+    /// partition: the build side is expected past the memory limit (`why`).
+    FromDisk { stream_left: bool, why: SlothError },
+}
+
+/// How the join `plan` runs inside its consumer, if it can.
+fn join_way(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<JoinWay> {
+    if let Some(o) = orientation(plan, ctx) {
+        return Some(JoinWay::Probe(o));
+    }
     let PhysicalPlan::HashJoin { left, right, .. } = plan else {
         return None;
     };
-    let shared = ctx.shared.lock().expect("shared results lock").clone();
-    if !ctx.fuse || wants_gpu(ctx.config.device, plan) || shared.key(plan).is_some() {
+    if !fusable(plan, ctx) {
         return None;
     }
     let stream_left = streamable_rows(left)? > streamable_rows(right)?;
     let built = if stream_left { right } else { left };
-    too_large_to_build(built, ctx).map(|_| stream_left)
+    let why = too_large_to_build(built, ctx)?;
+    Some(JoinWay::FromDisk { stream_left, why })
 }
 
-/// Opens the join `plan` (at `id`) of two scans from disk ([`from_disk`]):
+/// Opens the join `plan` (at `id`) of two scans from disk
+/// ([`JoinWay::FromDisk`], the left side streaming when `stream_left`):
 /// both sides go to spill files by key, each partition is joined and its
 /// output kept in memory within the limit or written to a spill file of its
 /// own past it, and the consumer reads those as morsels.
 fn open_from_disk<'p>(
     plan: &'p PhysicalPlan,
     ctx: &ExecContext,
+    (stream_left, why): (bool, SlothError),
     (id, next_id, depth): (usize, &mut usize, usize),
     opened: &mut Fused<'p>,
 ) -> Result<MorselInput> {
     let PhysicalPlan::HashJoin { schema, .. } = plan else {
         unreachable!("open_from_disk is called on hash joins")
     };
-    let stream_left = from_disk(plan, ctx).expect("a join from disk");
     let JoinSides {
         spec,
         built: (built, _, mut built_id),
         other: (streamed, _, mut streamed_id),
     } = join_sides(plan, ctx, !stream_left, (id, next_id));
-    let not_a_scan =
-        || crate::error::SlothError::Internal("a join from disk over a non-scan".into());
+    let not_a_scan = || SlothError::Internal("a join from disk over a non-scan".into());
     let build = ctx.morsels(built)?.ok_or_else(not_a_scan)?;
     let probe = ctx.morsels(streamed)?.ok_or_else(not_a_scan)?;
-    let why = too_large_to_build(built, ctx).expect("a build side past the limit");
     let start = Instant::now();
     let (units, held) = columnar::hash_join_from_disk_to_units(
         (&build, built.schema()),
@@ -277,22 +312,22 @@ fn open_into<'p>(
         PhysicalPlan::Pipeline { input, stages, .. } => {
             let mut morsels = open_into(input, ctx, (next_id, depth + 1), opened)?;
             morsels.push_stages(stages);
-            opened
-                .nodes
-                .push(fused(Rows::Consumed, "fused into parent"));
+            opened.nodes.push(fused(Rows::Consumed, FUSED));
             Ok(morsels)
         }
-        PhysicalPlan::HashJoin { .. } if orientation(plan, ctx).is_none() => {
-            open_from_disk(plan, ctx, (id, next_id, depth), opened)
-        }
-        PhysicalPlan::HashJoin { .. } => open_join(plan, ctx, (id, next_id, depth), opened),
+        PhysicalPlan::HashJoin { .. } => match join_way(plan, ctx) {
+            Some(JoinWay::Probe(o)) => open_join(plan, ctx, o, (id, next_id, depth), opened),
+            Some(JoinWay::FromDisk { stream_left, why }) => {
+                let way = (stream_left, why);
+                open_from_disk(plan, ctx, way, (id, next_id, depth), opened)
+            }
+            None => Err(SlothError::Internal("a join that does not open".into())),
+        },
         _ => {
             let pages = ctx.pages();
             let morsels = MorselInput::stream(plan, Some(&pages))?
-                .ok_or_else(|| crate::error::SlothError::Internal("not a scan".into()))?;
-            opened
-                .nodes
-                .push(fused(Rows::Consumed, "fused into parent"));
+                .ok_or_else(|| SlothError::Internal("not a scan".into()))?;
+            opened.nodes.push(fused(Rows::Consumed, FUSED));
             Ok(morsels)
         }
     }
@@ -303,16 +338,13 @@ fn open_into<'p>(
 fn open_join<'p>(
     plan: &'p PhysicalPlan,
     ctx: &ExecContext,
+    Orientation {
+        probe_is_left,
+        rows: expected,
+    }: Orientation,
     (id, next_id, depth): (usize, &mut usize, usize),
     opened: &mut Fused<'p>,
 ) -> Result<MorselInput> {
-    let Some(Orientation {
-        probe_is_left,
-        rows: expected,
-    }) = orientation(plan, ctx)
-    else {
-        unreachable!("open_join is called on joins that orient")
-    };
     let JoinSides {
         spec,
         built: (built, built_keys, mut built_id),

@@ -206,7 +206,8 @@ impl SpillWriter {
                 "spill file written after finish".into(),
             ));
         };
-        if injected_full_disk(batch.get_array_memory_size()) {
+        let memory = batch.get_array_memory_size();
+        if injected_full_disk(memory) {
             let full = std::io::Error::new(
                 std::io::ErrorKind::StorageFull,
                 "No space left on device (injected by SLOTH_SPILL_FAULT_AFTER)",
@@ -217,7 +218,7 @@ impl SpillWriter {
             .write(batch)
             .map_err(|e| spill_error(&file.path, e))?;
         file.rows += batch.num_rows();
-        file.memory += batch.get_array_memory_size();
+        file.memory += memory;
         Ok(())
     }
 

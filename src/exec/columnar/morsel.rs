@@ -31,7 +31,7 @@ pub enum Step {
 /// probing (a preserved build side's unmatched rows) follow the units.
 pub struct ProbeStep {
     /// The built side.
-    pub table: JoinTable,
+    table: JoinTable,
     /// Rows that probed the table.
     pub rows_in: AtomicUsize,
     /// Rows the join emitted.
@@ -149,11 +149,6 @@ impl MorselInput {
     /// Whether a join probe is among the steps.
     fn probes(&self) -> bool {
         self.steps.iter().any(|s| matches!(s, Step::Probe(_)))
-    }
-
-    /// `batch` through every step; `None` once a step leaves no rows.
-    fn apply_steps(&self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
-        apply_steps(&self.steps, batch)
     }
 
     /// The rows the probe steps emit once every unit has been read (the
@@ -278,7 +273,7 @@ impl MorselInput {
         self.cancel.unit_read();
         for Selected { batch, rows, codes } in read {
             let len = batch.num_rows();
-            let staged = match self.apply_steps(batch.clone()) {
+            let staged = match apply_steps(&self.steps, batch.clone()) {
                 Ok(b) => b.map(|batch| {
                     // A probe's rows are not the scan's, however many.
                     let codes = if batch.num_rows() == len && !self.probes() {
@@ -298,7 +293,7 @@ impl MorselInput {
                         codes: vec![],
                     }
                     .materialize()?;
-                    self.apply_steps(kept)?.map(Selected::all)
+                    apply_steps(&self.steps, kept)?.map(Selected::all)
                 }
                 Err(e) => return Err(e),
             };

@@ -85,11 +85,9 @@ impl Spec<'_> {
             AggFunc::Sum | AggFunc::Count | AggFunc::CountStar | AggFunc::Min | AggFunc::Max => {
                 let per_peer =
                     cast_if_needed(&self.aggregate(self.func, &groups, n)?, self.out_type())?;
-                if self.func == AggFunc::Sum {
-                    summed_exactly(&per_peer, |wide| combine_along(wide, &restart, self.func))?
-                } else {
-                    combine_along(&per_peer, &restart, self.func)?
-                }
+                folded_exactly(self.func, &per_peer, |v| {
+                    combine_along(v, &restart, self.func)
+                })?
             }
             AggFunc::Mean => {
                 let sums = self.aggregate_f64_sums(&groups, n)?;
@@ -148,20 +146,26 @@ impl Spec<'_> {
     }
 }
 
-/// `sum` (a fold that adds `values`) with integers added in 128 bits,
-/// where fewer than 2^64 values cannot overflow, and its results brought
-/// back to the values' type checked: a sum past the type is `sum()`'s
-/// overflow error, never a wrapped value. Other types are summed as they
-/// are.
-pub(super) fn summed_exactly(
+/// `fold` (of `func` over `values`), with an integer sum whose values
+/// could add up past their type folded in 128 bits, where fewer than 2^64
+/// values cannot overflow, and brought back to the type checked: a sum
+/// past it is `sum()`'s overflow error, never a wrapped value. Anything
+/// else, and sums whose largest value times their count stays in range
+/// (nearly all), fold as they are.
+pub(super) fn folded_exactly(
+    func: AggFunc,
     values: &ArrayRef,
-    sum: impl FnOnce(&ArrayRef) -> Result<ArrayRef>,
+    fold: impl FnOnce(&ArrayRef) -> Result<ArrayRef>,
 ) -> Result<ArrayRef> {
     let data_type = values.data_type();
-    if !data_type.is_integer() {
-        return sum(values);
+    let may_overflow = match data_type {
+        DataType::Int64 | DataType::UInt64 => accumulators::integer_sum_may_overflow(values),
+        t => t.is_integer(),
+    };
+    if func != AggFunc::Sum || !may_overflow {
+        return fold(values);
     }
-    let sums = sum(&cast(values, &DataType::Decimal128(38, 0))?)?;
+    let sums = fold(&cast(values, &DataType::Decimal128(38, 0))?)?;
     let checked = CastOptions {
         safe: false,
         ..CastOptions::default()

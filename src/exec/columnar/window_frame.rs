@@ -30,7 +30,7 @@ use arrow::downcast_primitive_array;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, SortField};
 
-use super::window_aggregate::{Spec, means, summed_exactly};
+use super::window_aggregate::{Spec, folded_exactly, means};
 use crate::error::{Result, SlothError};
 use crate::expr::{AggFunc, RangeMeasure, WindowFrame};
 use crate::physical_expr::PhysicalExpr;
@@ -74,11 +74,9 @@ impl Spec<'_> {
             AggFunc::Count => counts(Some(&value()?))?,
             AggFunc::Sum | AggFunc::Min | AggFunc::Max => {
                 let per_row = cast(&value()?, self.out_type())?;
-                if self.func == AggFunc::Sum {
-                    summed_exactly(&per_row, |wide| fold(wide, self.starts, frame, self.func))?
-                } else {
-                    fold(&per_row, self.starts, frame, self.func)?
-                }
+                folded_exactly(self.func, &per_row, |v| {
+                    fold(v, self.starts, frame, self.func)
+                })?
             }
             AggFunc::Mean => {
                 let value = value()?;
