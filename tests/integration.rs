@@ -16,6 +16,8 @@ mod ballista_engine;
 mod cancel;
 /// The `sloth` binary: exit codes, one-line errors, formats, and the REPL.
 mod cli;
+/// Group-by over Parquet row groups whose key ranges are disjoint.
+mod clustered_aggregate;
 /// The DataFusion engine: sloth's plans translated and run there.
 #[cfg(feature = "datafusion")]
 mod datafusion_engine;

@@ -516,10 +516,20 @@ fn run_node(
             let elapsed = start.elapsed();
             let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
             fused.record(ctx, rows_in);
-            let extra = match agg.rows_by_code {
-                0 => String::new(),
-                n => format!("{n} rows grouped by dictionary code"),
-            };
+            let mut notes = Vec::new();
+            if agg.units_alone > 0 {
+                notes.push(format!(
+                    "{} units aggregated one at a time (key ranges disjoint)",
+                    agg.units_alone
+                ));
+            }
+            if agg.rows_by_code > 0 {
+                notes.push(format!(
+                    "{} rows grouped by dictionary code",
+                    agg.rows_by_code
+                ));
+            }
+            let extra = notes.join(", ");
             ctx.record(id, depth, plan, &out, elapsed - fused.build_time, extra);
             return Ok((out, elapsed));
         }

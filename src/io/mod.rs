@@ -98,6 +98,16 @@ impl ScanUnit {
         }
     }
 
+    /// The smallest and largest value of integer-like column `column` in
+    /// the unit, when statistics give it without reading the data and say
+    /// the column holds no nulls there (Parquet row groups).
+    pub(crate) fn int_range(&self, column: usize) -> Option<(i64, i64)> {
+        match self {
+            ScanUnit::ParquetRowGroup(u) => u.int_range(column),
+            ScanUnit::Batch(_) | ScanUnit::Spilled(_) => None,
+        }
+    }
+
     /// Rows the unit holds before any filter.
     pub(crate) fn num_rows(&self) -> usize {
         match self {

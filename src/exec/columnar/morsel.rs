@@ -384,6 +384,27 @@ impl MorselInput {
         Ok(states)
     }
 
+    /// Folds each unit into a state of its own, made by `init` from the
+    /// unit's index, and hands
+    /// the state with the unit's index to `finish`; returns what `finish`
+    /// made, in input order. Only for inputs without join probes, whose
+    /// rows emitted after the last unit belong to no unit.
+    pub fn fold_each_unit<T, R: Send>(
+        &self,
+        init: impl Fn(usize) -> Result<T> + Sync + Send,
+        f: impl Fn(&mut T, Selected) -> Result<()> + Sync + Send,
+        finish: impl Fn(usize, T) -> Result<R> + Sync + Send,
+    ) -> Result<Vec<R>> {
+        debug_assert!(!self.probes(), "a probe's last rows belong to no unit");
+        (self.units.par_iter().enumerate().with_min_len(1))
+            .map(|(i, unit)| {
+                let mut state = init(i)?;
+                self.read_unit(unit, |batch| f(&mut state, batch))?;
+                finish(i, state)
+            })
+            .collect()
+    }
+
     /// Passes every batch to `emit` in input order, reading a few units
     /// ahead in parallel: memory holds the batches of those units only,
     /// whatever the size of the input.

@@ -163,26 +163,46 @@ pub(super) fn row_count(path: &Path) -> Result<usize> {
 pub(super) fn int_range(path: &Path, column: &str) -> Option<(i64, i64)> {
     let b = builder(path).ok()?;
     let metadata = b.metadata();
+    let ranges = row_group_int_ranges(b.schema(), metadata, column, metadata.row_groups())?;
+    let (mins, maxes): (Vec<i64>, Vec<i64>) = ranges.into_iter().unzip();
+    Some((mins.into_iter().min()?, maxes.into_iter().max()?))
+}
+
+/// The smallest and largest value of integer-like `column` (integers,
+/// dates) in each of `row_groups`, from their statistics; `None` when one
+/// lacks them.
+fn row_group_int_ranges<'a>(
+    schema: &Schema,
+    metadata: &ParquetMetaData,
+    column: &str,
+    row_groups: impl IntoIterator<Item = &'a parquet::file::metadata::RowGroupMetaData>,
+) -> Option<Vec<(i64, i64)>> {
     let conv =
-        StatisticsConverter::try_new(column, b.schema(), metadata.file_metadata().schema_descr())
+        StatisticsConverter::try_new(column, schema, metadata.file_metadata().schema_descr())
             .ok()?;
     let as_i64 = |a: ArrayRef| -> Option<arrow::array::Int64Array> {
-        if !a.data_type().is_integer() {
+        use arrow::datatypes::DataType;
+        let t = a.data_type();
+        if !(t.is_integer() || matches!(t, DataType::Date32 | DataType::Date64)) {
             return None;
         }
-        let a = arrow::compute::cast(&a, &arrow::datatypes::DataType::Int64).ok()?;
+        let a = arrow::compute::cast(&a, &DataType::Int64).ok()?;
         let a = a
             .as_any()
             .downcast_ref::<arrow::array::Int64Array>()?
             .clone();
         (a.null_count() == 0 && !a.is_empty()).then_some(a)
     };
-    let mins = as_i64(conv.row_group_mins(metadata.row_groups()).ok()?)?;
-    let maxes = as_i64(conv.row_group_maxes(metadata.row_groups()).ok()?)?;
-    Some((
-        mins.values().iter().copied().min()?,
-        maxes.values().iter().copied().max()?,
-    ))
+    let groups: Vec<_> = row_groups.into_iter().collect();
+    let mins = as_i64(conv.row_group_mins(groups.iter().copied()).ok()?)?;
+    let maxes = as_i64(conv.row_group_maxes(groups.iter().copied()).ok()?)?;
+    Some(
+        mins.values()
+            .iter()
+            .copied()
+            .zip(maxes.values().iter().copied())
+            .collect(),
+    )
 }
 
 /// One row group to read, with the file's metadata already parsed.
@@ -215,6 +235,26 @@ impl RowGroupUnit {
             .into_iter()
             .map(Selected::materialize)
             .collect()
+    }
+
+    /// The smallest and largest value of integer-like column `column` (of
+    /// the unit's schema) in the row group, from its statistics, when they
+    /// say it holds no nulls.
+    pub fn int_range(&self, column: usize) -> Option<(i64, i64)> {
+        let name = self.schema.fields().get(column)?.name();
+        let pq = self.metadata.metadata();
+        let row_group = pq.row_group(self.row_group);
+        let conv = StatisticsConverter::try_new(
+            name,
+            self.metadata.schema(),
+            pq.file_metadata().schema_descr(),
+        )
+        .ok()?;
+        let nulls = conv.row_group_null_counts([row_group]).ok()?;
+        if nulls.is_null(0) || nulls.value(0) != 0 {
+            return None;
+        }
+        row_group_int_ranges(self.metadata.schema(), pq, name, [row_group])?.pop()
     }
 
     /// Rows the unit holds before any filter (after page-index pruning).

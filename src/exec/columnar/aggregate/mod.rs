@@ -18,6 +18,8 @@
 //! 3. Each partition emits its groups: keys decoded from the table, values
 //!    from the accumulators.
 
+mod clustered;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -116,6 +118,9 @@ struct Partial {
     starts: Vec<usize>,
     /// Rows folded so far.
     rows_seen: usize,
+    /// Rows this partial is expected to fold in all (after the scan's
+    /// filters), which a split table's reservation is sized for.
+    rows_expected: f64,
     /// Rows folded and groups made when the whole table first passed half
     /// the split size: how fast groups still came, for [`expected_groups`].
     halfway: Option<(usize, usize)>,
@@ -155,8 +160,17 @@ impl Spec<'_> {
         })
     }
 
+    /// A partial for one thread's share of the input.
     fn partial(&self) -> Result<Partial> {
+        let total: usize = self.input.units.iter().map(|u| u.num_rows()).sum();
+        self.partial_expecting(total as f64 / rayon::current_num_threads().max(1) as f64)
+    }
+
+    /// A partial for `rows` rows of input, before the scan's filters.
+    fn partial_expecting(&self, rows: f64) -> Result<Partial> {
+        let kept = self.input.filter.selectivity().unwrap_or(1.0);
         Ok(Partial {
+            rows_expected: rows * kept,
             parts: vec![self.part(None)?],
             rows: vec![],
             groups: vec![],
@@ -436,9 +450,10 @@ impl Spec<'_> {
     }
 
     /// Reserves each partition of a just-split table its share of the
-    /// groups the thread is expected to end with: groups growing with rows
-    /// as they have so far, over the rows a thread can expect (the input's
-    /// rows times the scan filter's selectivity, over the threads). A table
+    /// groups the partial is expected to end with: groups growing with rows
+    /// as they have so far, over the rows it expects
+    /// ([`Partial::rows_expected`]: a thread's share of the input, or one
+    /// unit's, times the scan filter's selectivity). A table
     /// of 10M groups otherwise copies itself at every doubling, into fresh
     /// pages the kernel must zero. The tables grow only as far as the
     /// query's memory allows for the groups expected; past that they grow
@@ -448,14 +463,12 @@ impl Spec<'_> {
     /// the memory in vain (a wrong guess only costs a spill that was not
     /// needed).
     fn reserve_after_split(&self, p: &mut Partial) -> Result<()> {
-        let total: usize = self.input.units.iter().map(|u| u.num_rows()).sum();
-        let kept = self.input.filter.selectivity().unwrap_or(1.0);
-        let per_thread = (total as f64 * kept) / rayon::current_num_threads().max(1) as f64;
+        let rows = p.rows_expected;
         let groups: usize = p.parts.iter().map(table_len).sum();
-        if p.rows_seen == 0 || per_thread <= p.rows_seen as f64 {
+        if p.rows_seen == 0 || rows <= p.rows_seen as f64 {
             return Ok(());
         }
-        let expected = expected_groups(p.halfway, (p.rows_seen, groups), per_thread);
+        let expected = expected_groups(p.halfway, (p.rows_seen, groups), rows);
         let more = (expected as usize).saturating_sub(groups) / PARTITIONS;
         // The tables' size grows with their groups.
         let tables: usize = (p.parts.iter().filter_map(|part| part.table.as_ref()))
@@ -496,27 +509,42 @@ impl Spec<'_> {
         partition: usize,
         partitions: usize,
     ) -> Result<()> {
-        let (mut src, mut dst) = (Vec::new(), Vec::new());
-        match (&mut mine.table, &theirs.table) {
-            (Some(table), Some(their_table)) => {
-                for g in 0..their_table.len() as u32 {
-                    if partitions > 1
-                        && partition_of(their_table.hash_of(g), partitions) != partition
-                    {
-                        continue;
-                    }
-                    src.push(g);
-                    dst.push(table.insert_group_from(their_table, g));
-                }
+        match &theirs.table {
+            Some(their_table) => {
+                let groups = (0..their_table.len() as u32).filter(|&g| {
+                    partitions == 1 || partition_of(their_table.hash_of(g), partitions) == partition
+                });
+                self.merge_groups(mine, theirs, groups)
             }
-            _ => {
-                src.push(0);
-                dst.push(0);
-            }
+            // One global group.
+            None => self.merge_states(mine, theirs, &[0], &[0]),
         }
+    }
+
+    /// Adds the groups `groups` of `theirs` (a keyed part) to `mine`.
+    fn merge_groups(
+        &self,
+        mine: &mut Part,
+        theirs: &Part,
+        groups: impl Iterator<Item = u32>,
+    ) -> Result<()> {
+        let (Some(table), Some(their_table)) = (&mut mine.table, &theirs.table) else {
+            unreachable!("merge_groups takes keyed parts")
+        };
+        let (mut src, mut dst) = (Vec::new(), Vec::new());
+        for g in groups {
+            src.push(g);
+            dst.push(table.insert_group_from(their_table, g));
+        }
+        self.merge_states(mine, theirs, &src, &dst)
+    }
+
+    /// Merges the aggregate states of `theirs`' groups `src` into `mine`'s
+    /// groups `dst`.
+    fn merge_states(&self, mine: &mut Part, theirs: &Part, src: &[u32], dst: &[u32]) -> Result<()> {
         let n = Self::num_groups(mine);
         for (m, t) in mine.accs.iter_mut().zip(&theirs.accs) {
-            m.merge(t.as_ref(), &src, &dst, n)?;
+            m.merge(t.as_ref(), src, dst, n)?;
         }
         Ok(())
     }
@@ -552,12 +580,27 @@ impl Spec<'_> {
         Ok(whole)
     }
 
-    fn emit(&self, mut p: Part, schema: &SchemaRef) -> Result<RecordBatch> {
+    fn emit(&self, p: Part, schema: &SchemaRef) -> Result<RecordBatch> {
+        let keys = self.key_columns(&p)?;
+        self.emit_with_keys(p, keys, schema)
+    }
+
+    /// The key columns of `p`'s groups, in group order.
+    fn key_columns(&self, p: &Part) -> Result<Vec<ArrayRef>> {
+        match (&p.table, &self.encoder) {
+            (Some(t), Some(e)) => t.key_columns(e, &self.key_types),
+            _ => Ok(vec![]),
+        }
+    }
+
+    /// `p`'s groups, whose key columns are `columns`.
+    fn emit_with_keys(
+        &self,
+        mut p: Part,
+        mut columns: Vec<ArrayRef>,
+        schema: &SchemaRef,
+    ) -> Result<RecordBatch> {
         let n = Self::num_groups(&p);
-        let mut columns: Vec<ArrayRef> = match (&p.table, &self.encoder) {
-            (Some(t), Some(e)) => t.key_columns(e, &self.key_types)?,
-            _ => vec![],
-        };
         let num_keys = columns.len();
         for (acc, field) in p.accs.iter_mut().zip(&schema.fields()[num_keys..]) {
             columns.push(crate::kernels::cast_if_needed(
@@ -598,6 +641,9 @@ pub struct Aggregated {
     /// How many input rows found their group through the dictionary codes
     /// of their keys rather than by hashing them.
     pub rows_by_code: usize,
+    /// How many units were aggregated one at a time, their key ranges
+    /// being disjoint ([`clustered`]); 0 when the input was not.
+    pub units_alone: usize,
 }
 
 /// Groups the input by `keys` and computes `aggs`; no keys means one global
@@ -648,6 +694,7 @@ fn spilling_aggregate(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<A
     let mut out = Aggregated {
         batches: vec![],
         rows_by_code: 0,
+        units_alone: 0,
     };
     // The files hold disjoint groups: as many as there are threads are
     // aggregated at once, each mostly on a thread of its own, which spares
@@ -751,6 +798,14 @@ fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<
             })
             .collect(),
     };
+    if let Some(clustering) = clustered::clustering(&spec) {
+        let batches = clustered::aggregate(&spec, &clustering, schema)?;
+        return Ok(Aggregated {
+            batches,
+            rows_by_code: spec.rows_by_code.load(Ordering::Relaxed),
+            units_alone: clustering.units(),
+        });
+    }
     let fold = |p: &mut Result<Partial>, batch: Selected| match p {
         Ok(p) => spec.update(p, batch),
         Err(_) => Ok(()),
@@ -817,6 +872,7 @@ fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<
             .filter(|b| b.num_rows() > 0 || keys.is_empty())
             .collect(),
         rows_by_code: spec.rows_by_code.load(Ordering::Relaxed),
+        units_alone: 0,
     })
 }
 
