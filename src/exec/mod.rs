@@ -489,49 +489,23 @@ fn run_node(
         return Ok((out, child_time + self_time));
     }
     // A hash aggregate over a scan pipeline pulls morsels straight from the
-    // reader instead of running its input as a separate step.
-    if let (
-        PhysicalPlan::HashAggregate {
-            input,
-            keys,
-            aggs,
-            schema,
-        },
-        true,
-    ) = (plan, ctx.fuse)
-    {
-        let start = Instant::now();
-        if let Some(opened) = probe_pipeline::open(input, ctx, next_id, depth + 1)? {
-            let probe_pipeline::Opened { morsels, fused } = opened;
-            let morsels = morsels.selecting().with_codes_for(keys);
-            let agg = columnar::hash_aggregate(
-                &morsels,
-                keys,
-                aggs,
-                schema,
-                ctx.agg_split_groups,
-                ctx.budget(),
-            )?;
-            let out = agg.batches;
-            let elapsed = start.elapsed();
-            let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
-            fused.record(ctx, rows_in);
-            let mut notes = Vec::new();
-            if agg.units_alone > 0 {
-                notes.push(format!(
-                    "{} units aggregated one at a time (key ranges disjoint)",
-                    agg.units_alone
-                ));
+    // reader instead of running its input as a separate step; the filter or
+    // projection above it (a HAVING clause) runs on its groups as they are
+    // emitted.
+    if ctx.fuse {
+        let fused = match plan {
+            PhysicalPlan::HashAggregate { .. } => {
+                run_fused_aggregate(plan, None, ctx, next_id, (id, depth))?
             }
-            if agg.rows_by_code > 0 {
-                notes.push(format!(
-                    "{} rows grouped by dictionary code",
-                    agg.rows_by_code
-                ));
+            PhysicalPlan::Pipeline { input, stages, .. }
+                if matches!(**input, PhysicalPlan::HashAggregate { .. }) =>
+            {
+                run_fused_aggregate(input, Some((plan, stages)), ctx, next_id, (id, depth))?
             }
-            let extra = notes.join(", ");
-            ctx.record(id, depth, plan, &out, elapsed - fused.build_time, extra);
-            return Ok((out, elapsed));
+            _ => None,
+        };
+        if let Some(done) = fused {
+            return Ok(done);
         }
     }
     // A hash join with a scan pipeline on one side: build on the other side
@@ -637,6 +611,94 @@ fn run_node(
     let extra = scan_counters(plan);
     ctx.record(id, depth, plan, &out, self_time, extra);
     Ok((out, child_time + self_time))
+}
+
+/// Runs hash aggregate `agg` with its input pulled as morsels
+/// ([`probe_pipeline::open`]), and the pipeline `then` above it (if any) on
+/// its groups as they are emitted; `(id, depth)` is the topmost node's.
+/// `None`, with no node numbered, when the input cannot be pulled so.
+fn run_fused_aggregate(
+    agg: &PhysicalPlan,
+    then: Option<(&PhysicalPlan, &[crate::physical::Stage])>,
+    ctx: &ExecContext,
+    next_id: &mut usize,
+    (id, depth): (usize, usize),
+) -> Result<Option<(Vec<RecordBatch>, Duration)>> {
+    let PhysicalPlan::HashAggregate {
+        input,
+        keys,
+        aggs,
+        schema,
+    } = agg
+    else {
+        return Ok(None);
+    };
+    let start = Instant::now();
+    let first_free = *next_id;
+    let (agg_id, agg_depth) = match then {
+        Some(_) => {
+            *next_id += 1;
+            (first_free, depth + 1)
+        }
+        None => (id, depth),
+    };
+    let Some(opened) = probe_pipeline::open(input, ctx, next_id, agg_depth + 1)? else {
+        *next_id = first_free;
+        return Ok(None);
+    };
+    let probe_pipeline::Opened { morsels, fused } = opened;
+    let morsels = morsels.selecting().with_codes_for(keys);
+    let stages = then.map_or(&[][..], |(_, stages)| stages);
+    let out = columnar::hash_aggregate(
+        &morsels,
+        keys,
+        aggs,
+        schema,
+        ctx.agg_split_groups,
+        ctx.budget(),
+        stages,
+    )?;
+    let elapsed = start.elapsed();
+    let rows_in = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
+    fused.record(ctx, rows_in);
+    let mut notes = Vec::new();
+    if out.units_alone > 0 {
+        notes.push(format!(
+            "{} units aggregated one at a time (key ranges disjoint)",
+            out.units_alone
+        ));
+    }
+    if out.rows_by_code > 0 {
+        notes.push(format!(
+            "{} rows grouped by dictionary code",
+            out.rows_by_code
+        ));
+    }
+    let batches = out.batches;
+    match then {
+        Some((pipeline, _)) => {
+            notes.push("its parent's stages run on its groups as they are emitted".into());
+            ctx.record(
+                agg_id,
+                agg_depth,
+                agg,
+                &[],
+                elapsed - fused.build_time,
+                notes.join(", "),
+            );
+            ctx.set_rows(agg_id, out.groups);
+            ctx.record(id, depth, pipeline, &batches, Duration::ZERO, String::new());
+        }
+        None => ctx.record(
+            id,
+            depth,
+            agg,
+            &batches,
+            elapsed - fused.build_time,
+            notes.join(", "),
+        ),
+    }
+    Ok(Some((batches, elapsed)))
 }
 
 /// A scan's row-group counters (`row_groups=N pruned=M`, then pages skipped,

@@ -79,6 +79,7 @@ pub fn run_operator(
             schema,
             ctx.agg_split_groups,
             ctx.budget(),
+            &[],
         )?
         .batches),
         PhysicalPlan::HashJoin {

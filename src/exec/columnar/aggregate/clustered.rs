@@ -26,7 +26,9 @@ use arrow::record_batch::RecordBatch;
 
 use super::{Part, Partial, Spec};
 use crate::error::Result;
+use crate::exec::columnar::pipeline::apply_stages;
 use crate::kernels::hash_table::{GroupTable, is_int_key};
+use crate::physical::Stage;
 
 /// Output batches smaller than this are concatenated with their
 /// neighbours, so that a consumer does not get one batch per unit.
@@ -92,26 +94,54 @@ fn shared_edges(ranges: &[(i64, i64)]) -> Option<Vec<[Option<i64>; 2]>> {
     Some(edges)
 }
 
-/// Aggregates each unit of the input on its own; the groups on units'
-/// shared edge values are merged, in input order, at the end.
+/// Aggregates each unit of the input on its own, its groups through `then`
+/// at once; the groups on units' shared edge values are merged, in input
+/// order, at the end. Returns the batches and how many groups there were
+/// before `then`.
 pub(super) fn aggregate(
     spec: &Spec<'_>,
     clustering: &Clustering,
     schema: &SchemaRef,
-) -> Result<Vec<RecordBatch>> {
+    then: &[Stage],
+) -> Result<(Vec<RecordBatch>, usize)> {
     let units = &spec.input.units;
     let per_unit = spec.input.fold_each_unit(
         |i| spec.partial_expecting(units[i].num_rows() as f64),
         |p, batch| spec.update(p, batch),
-        |i, p| emit_unit(spec, clustering.key, clustering.edges[i], p, schema),
+        |i, p| {
+            let (batches, edges) = emit_unit(spec, clustering.key, clustering.edges[i], p, schema)?;
+            let groups: usize = batches.iter().map(|b| b.num_rows()).sum();
+            Ok((run_pipeline_here(batches, then)?, groups, edges))
+        },
     )?;
-    let (inner, edges): (Vec<Vec<RecordBatch>>, Vec<Option<Part>>) = per_unit.into_iter().unzip();
-    let mut out = coalesce(inner.into_iter().flatten(), schema)?;
-    let edges: Vec<Part> = edges.into_iter().flatten().collect();
-    if !edges.is_empty() {
-        out.push(merge_in_order(spec, edges, schema)?);
+    let mut groups = 0;
+    let (mut inner, mut edges) = (Vec::new(), Vec::new());
+    for (batches, n, on_edges) in per_unit {
+        inner.extend(batches);
+        groups += n;
+        edges.extend(on_edges);
     }
-    Ok(out.into_iter().filter(|b| b.num_rows() > 0).collect())
+    let out_schema = inner.first().map_or_else(|| schema.clone(), |b| b.schema());
+    let mut out = coalesce(inner.into_iter(), &out_schema)?;
+    if !edges.is_empty() {
+        let merged = merge_in_order(spec, edges, schema)?;
+        groups += merged.num_rows();
+        out.extend(run_pipeline_here(vec![merged], then)?);
+    }
+    Ok((
+        out.into_iter().filter(|b| b.num_rows() > 0).collect(),
+        groups,
+    ))
+}
+
+/// `batches` through `stages`, on this thread (units already run in
+/// parallel).
+fn run_pipeline_here(batches: Vec<RecordBatch>, stages: &[Stage]) -> Result<Vec<RecordBatch>> {
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches {
+        out.extend(apply_stages(b, stages)?);
+    }
+    Ok(out)
 }
 
 /// A unit's groups: those whose `key` is none of `edges` as batches, the

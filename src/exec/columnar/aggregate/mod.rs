@@ -28,6 +28,7 @@ use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
 
+use super::pipeline::run_pipeline;
 use super::spill_partition::{MAX_SPILL_LEVELS, Reader, partition_to_disk, read_file};
 use super::{Budget, MorselInput};
 use crate::error::{Result, SlothError};
@@ -37,7 +38,7 @@ use crate::kernels::accumulators::{self, Accumulator};
 use crate::kernels::hash_table::{GroupTable, KeyEncoder, partition_of};
 use crate::kernels::packed_keys::NullKeys;
 use crate::memory::{Reservation, SpillFile};
-use crate::physical::AggregateExpr;
+use crate::physical::{AggregateExpr, Stage};
 use crate::physical_expr::PhysicalExpr;
 use crate::physical_expr::eval::evaluate_array;
 
@@ -636,8 +637,10 @@ fn update_accs(
 
 /// What [`hash_aggregate`] returns.
 pub struct Aggregated {
-    /// One row per group.
+    /// One row per group, after the stages the aggregate was given.
     pub batches: Vec<RecordBatch>,
+    /// Groups emitted, before those stages.
+    pub groups: usize,
     /// How many input rows found their group through the dictionary codes
     /// of their keys rather than by hashing them.
     pub rows_by_code: usize,
@@ -648,6 +651,9 @@ pub struct Aggregated {
 
 /// Groups the input by `keys` and computes `aggs`; no keys means one global
 /// group. A thread's table splits into hash partitions past `split_groups`.
+/// The groups go through `then` (a HAVING filter, a projection) as they are
+/// emitted: where units are aggregated one at a time, each unit's groups at
+/// once, so that only the groups that pass are held.
 ///
 /// Should the groups outgrow the query's memory, the aggregate starts
 /// over, partitioned: it reads its input again, writes each row to one of
@@ -662,6 +668,7 @@ pub fn hash_aggregate(
     schema: &SchemaRef,
     split_groups: usize,
     budget: Budget<'_>,
+    then: &[Stage],
 ) -> Result<Aggregated> {
     let spec = AggregateSpec {
         keys,
@@ -669,6 +676,7 @@ pub fn hash_aggregate(
         schema,
         split_groups,
         budget,
+        then,
     };
     spilling_aggregate(input, &spec)
 }
@@ -680,6 +688,8 @@ struct AggregateSpec<'a> {
     schema: &'a SchemaRef,
     split_groups: usize,
     budget: Budget<'a>,
+    /// Stages each emitted batch of groups goes through.
+    then: &'a [Stage],
 }
 
 fn spilling_aggregate(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<Aggregated> {
@@ -693,6 +703,7 @@ fn spilling_aggregate(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<A
         partition_files(&|emit| input.for_each_ordered(emit), spec, 0)?;
     let mut out = Aggregated {
         batches: vec![],
+        groups: 0,
         rows_by_code: 0,
         units_alone: 0,
     };
@@ -707,7 +718,10 @@ fn spilling_aggregate(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<A
             .collect();
         for file in done {
             match file? {
-                SpilledFile::Aggregated(batches) => out.batches.extend(batches),
+                SpilledFile::Aggregated(agg) => {
+                    out.groups += agg.groups;
+                    out.batches.extend(agg.batches);
+                }
                 SpilledFile::Partitioned(files) => queue.extend(files),
             }
         }
@@ -718,7 +732,7 @@ fn spilling_aggregate(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<A
 /// What became of a spill file of rows.
 enum SpilledFile {
     /// Its groups.
-    Aggregated(Vec<RecordBatch>),
+    Aggregated(Aggregated),
     /// Too large still: its rows, partitioned again.
     Partitioned(Vec<(SpillFile, u32)>),
 }
@@ -756,7 +770,7 @@ fn aggregate_file(file: SpillFile, level: u32, spec: &AggregateSpec<'_>) -> Resu
     let part = MorselInput::from_batches(file.read_all()?);
     drop(file);
     match aggregate_in_memory(&part, spec) {
-        Ok(agg) => Ok(SpilledFile::Aggregated(agg.batches)),
+        Ok(agg) => Ok(SpilledFile::Aggregated(agg)),
         Err(SlothError::MemoryLimit(_)) => {
             let files = partition_files(&|emit| part.for_each_ordered(emit), spec, level)?;
             Ok(SpilledFile::Partitioned(files))
@@ -774,6 +788,7 @@ fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<
         schema,
         split_groups,
         budget,
+        then,
     } = *spec;
     let key_types: Vec<DataType> = keys.iter().map(|k| k.data_type.clone()).collect();
     let spec = Spec {
@@ -799,9 +814,10 @@ fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<
             .collect(),
     };
     if let Some(clustering) = clustered::clustering(&spec) {
-        let batches = clustered::aggregate(&spec, &clustering, schema)?;
+        let (batches, groups) = clustered::aggregate(&spec, &clustering, schema, then)?;
         return Ok(Aggregated {
             batches,
+            groups,
             rows_by_code: spec.rows_by_code.load(Ordering::Relaxed),
             units_alone: clustering.units(),
         });
@@ -866,11 +882,13 @@ fn aggregate_in_memory(input: &MorselInput, spec: &AggregateSpec<'_>) -> Result<
                 .collect::<Result<_>>()?
         }
     };
+    let batches: Vec<RecordBatch> = batches
+        .into_iter()
+        .filter(|b| b.num_rows() > 0 || keys.is_empty())
+        .collect();
     Ok(Aggregated {
-        batches: batches
-            .into_iter()
-            .filter(|b| b.num_rows() > 0 || keys.is_empty())
-            .collect(),
+        groups: batches.iter().map(|b| b.num_rows()).sum(),
+        batches: run_pipeline(batches, then)?,
         rows_by_code: spec.rows_by_code.load(Ordering::Relaxed),
         units_alone: 0,
     })
