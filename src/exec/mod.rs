@@ -497,8 +497,11 @@ fn run_node(
             PhysicalPlan::HashAggregate { .. } => {
                 run_fused_aggregate(plan, None, ctx, next_id, (id, depth))?
             }
+            // Not where the aggregate is offered to the GPU or its result
+            // is shared with another use of the same subplan.
             PhysicalPlan::Pipeline { input, stages, .. }
-                if matches!(**input, PhysicalPlan::HashAggregate { .. }) =>
+                if matches!(**input, PhysicalPlan::HashAggregate { .. })
+                    && probe_pipeline::fusable(input, ctx) =>
             {
                 run_fused_aggregate(input, Some((plan, stages)), ctx, next_id, (id, depth))?
             }

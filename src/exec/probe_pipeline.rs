@@ -193,10 +193,10 @@ pub(super) fn open<'p>(
     }))
 }
 
-/// Whether the join `plan` may run inside its consumer: execution is
-/// fused, the join is not offered to the GPU, and its result is not shared
-/// with another use of the same subplan.
-fn fusable(plan: &PhysicalPlan, ctx: &ExecContext) -> bool {
+/// Whether `plan` (a join, an aggregate) may run inside its consumer:
+/// execution is fused, the node is not offered to the GPU, and its result
+/// is not shared with another use of the same subplan.
+pub(super) fn fusable(plan: &PhysicalPlan, ctx: &ExecContext) -> bool {
     let shared = ctx.shared.lock().expect("shared results lock").clone();
     ctx.fuse && !wants_gpu(ctx.config.device, plan) && shared.key(plan).is_none()
 }
