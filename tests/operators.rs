@@ -814,6 +814,72 @@ fn aggregates_over_join_chains_probe_as_morsels_with_the_unfused_results() {
     }
 }
 
+/// A scan joined to a join chain under an aggregate probes a table built
+/// on the chain, fused into the aggregate, even though the chain's
+/// estimate (its own scan's 5,000 rows) is above the scan's: the chain
+/// runs first, and only if it comes out larger than the scan was expected
+/// to be are both sides joined materialized. Either way, for every join
+/// kind, the groups and each join's rows are the unfused run's.
+#[test]
+fn a_scan_probes_a_table_built_on_a_chain_that_came_out_small() {
+    use arrow::array::{Int64Array, RecordBatch};
+    use sloth::exec::{ExecContext, execute_with};
+    use std::sync::Arc;
+    let table = |name: &str, keys: Vec<i64>| {
+        let values: Vec<i64> = (0..keys.len() as i64).collect();
+        let b = RecordBatch::try_from_iter(vec![
+            (name, Arc::new(Int64Array::from(keys)) as _),
+            ("x", Arc::new(Int64Array::from(values)) as _),
+        ])
+        .unwrap();
+        LazyFrame::from_batches(split(&b, 250)).unwrap()
+    };
+    let mid = table("mk", (0..1000).map(|i| i * 3 % 1400).collect());
+    // One id of 50 (about 90 rows), or every id (about 4,600).
+    for (ids, fused_probe) in [(vec![7], true), ((0..50).collect(), false)] {
+        for how in EQUI_JOINS {
+            let chain = many_keyed().join(
+                &table("sid", ids.clone()),
+                [col("id")],
+                [col("sid")],
+                JoinType::Inner,
+            );
+            let lf = chain
+                .join(&mid, [col("v")], [col("mk")], how)
+                .group_by([col("id")])
+                .agg([count_star().alias("n"), col("v").sum().alias("s")]);
+            let plan = lf.physical_plan().unwrap();
+            let label = format!("{} ids, {how:?}", ids.len());
+            let fused = ExecContext::default();
+            let got = execute_with(&plan, &fused).unwrap_or_else(|e| panic!("{label}: {e}"));
+            let unfused = ExecContext::unfused();
+            let want = execute_with(&plan, &unfused).unwrap();
+            let mut got = rows_of(&DataFrame::new(plan.schema(), got));
+            let mut want = rows_of(&DataFrame::new(plan.schema(), want));
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{label}");
+            let joins = |ctx: &ExecContext| -> Vec<(usize, usize, String)> {
+                (ctx.metrics().into_iter())
+                    .filter(|m| m.name.starts_with("HashJoin"))
+                    .map(|m| (m.id, m.rows_out, m.extra))
+                    .collect()
+            };
+            let (fused_joins, unfused_joins) = (joins(&fused), joins(&unfused));
+            assert_eq!(fused_joins.len(), 2, "{label}");
+            for (f, u) in fused_joins.iter().zip(&unfused_joins) {
+                assert_eq!((f.0, f.1), (u.0, u.1), "{label}: {fused_joins:?}");
+            }
+            let top = &fused_joins.iter().min_by_key(|j| j.0).unwrap().2;
+            // (A semi or anti join moves below the chain's join.)
+            if !matches!(how, JoinType::Semi | JoinType::Anti) {
+                let probed = top.contains("probed by the right side's morsels");
+                assert_eq!(probed, fused_probe, "{label}: {top}");
+            }
+        }
+    }
+}
+
 /// A join chain written out batch by batch (`execute_into`, what a sink
 /// runs) streams through its probes: no join materializes its output, and
 /// the rows are the unfused run's.

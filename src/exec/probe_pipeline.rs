@@ -158,8 +158,13 @@ fn orientation(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<Orientation> {
     let side = |probe_is_left: bool, probe: Option<(usize, bool)>, other: Option<(usize, bool)>| {
         let (rows, chain) = probe?;
         let built = if probe_is_left { right } else { left };
-        let smaller = |(o, _): (usize, bool)| {
-            o.saturating_mul(if chain { CHAIN_OVER_SCAN } else { 1 }) <= rows
+        // A chain's estimate is its scan's, an upper bound: a scan probing
+        // a table built on a chain is judged once the chain has run
+        // ([`open_join`] joins both sides materialized when the built one
+        // came out larger), as the unfused join would be.
+        let smaller = |(o, other_chain): (usize, bool)| {
+            (other_chain && !chain)
+                || o.saturating_mul(if chain { CHAIN_OVER_SCAN } else { 1 }) <= rows
         };
         let fits = other.is_none_or(smaller) && too_large_to_build(built, ctx).is_none();
         fits.then_some(Orientation {
