@@ -16,7 +16,9 @@
 //! ```
 //!
 //! A join runs so when one side opens as morsels; the larger side, by the
-//! planner's estimate, probes. What a join emits after all probing (a
+//! planner's estimate, probes. A scan facing a chain of joins (whose
+//! estimate is only its own scan's) probes a table built on the chain once
+//! the chain has come out no larger than the scan was expected to be. What a join emits after all probing (a
 //! preserved build side's unmatched rows, a semi or anti join's build
 //! rows) goes through the steps above it once every unit has been read.
 //! Where the query's memory cannot hold a build side, the join runs as
