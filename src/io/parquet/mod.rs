@@ -158,6 +158,29 @@ pub(super) fn row_count(path: &Path) -> Result<usize> {
     Ok(builder(path)?.metadata().file_metadata().num_rows() as usize)
 }
 
+/// The bytes of the root columns `roots` of the file at `path` once
+/// decompressed (their pages' and headers', per the footer), over all row
+/// groups; `None` when the footer cannot be read.
+fn uncompressed_bytes(path: &Path, roots: impl Iterator<Item = usize>) -> Option<u64> {
+    let (_, metadata) = load_metadata(path, false).ok()?;
+    let pq = metadata.metadata();
+    let descr = pq.file_metadata().schema_descr();
+    let roots: std::collections::HashSet<usize> = roots.collect();
+    let leaves: Vec<usize> = (0..descr.num_columns())
+        .filter(|&leaf| roots.contains(&descr.get_column_root_idx(leaf)))
+        .collect();
+    Some(
+        (pq.row_groups().iter())
+            .flat_map(|rg| {
+                leaves
+                    .iter()
+                    .map(move |&leaf| rg.column(leaf).uncompressed_size())
+            })
+            .map(|n| n.max(0) as u64)
+            .sum(),
+    )
+}
+
 /// The smallest and largest value of an integer column, from the footer's
 /// row-group statistics (`None` when a row group has none).
 pub(super) fn int_range(path: &Path, column: &str) -> Option<(i64, i64)> {

@@ -15,8 +15,9 @@
 //! scan reads are kept once decompressed, each with the number of reads
 //! still to come; the last reader takes the page out again. A page a scan
 //! never reaches (its row group pruned, the arrow-rs reader used instead)
-//! stays until the execution ends. At most [`BUDGET`] bytes are held; past
-//! that, pages are decompressed by each reader as before.
+//! stays until the execution ends. At most [`BUDGET`] bytes are held, and
+//! only where all the shared columns fit in it; otherwise each reader
+//! decompresses its pages as before.
 //!
 //! Pages are keyed by the address of the file's mapping and the page's
 //! offset in it, and each file mapping seen is held until the execution
@@ -44,9 +45,16 @@ impl SharedPages {
     /// Keeps the pages of the columns read more than once: `readers` counts,
     /// per file and root column, the scans of an execution that read it
     /// (`PhysicalPlan::parquet_column_readers`).
+    ///
+    /// Nothing is kept when the shared columns' pages would not all fit in
+    /// [`BUDGET`]: a query that shares more (TPC-H Q17 and Q21 at SF 10,
+    /// over a gigabyte each) would hold the budget for its whole run to
+    /// spare a fraction of the decompression, and was slower for it in a
+    /// fresh process (Q21 1.85 s without sharing, 2.69 s with; Q17 1.08 s
+    /// and 1.34 s), besides holding 500 MB more.
     pub fn new(readers: HashMap<PathBuf, HashMap<usize, usize>>) -> Self {
         let held = Arc::new(Mutex::new(Held::default()));
-        let files = readers
+        let files: HashMap<PathBuf, Arc<FilePages>> = readers
             .into_iter()
             .filter_map(|(path, mut columns)| {
                 columns.retain(|_, n| *n > 1);
@@ -57,6 +65,12 @@ impl SharedPages {
                 (!pages.readers.is_empty()).then(|| (path, Arc::new(pages)))
             })
             .collect();
+        let shared_bytes = (files.iter())
+            .map(|(path, f)| super::uncompressed_bytes(path, f.readers.keys().copied()))
+            .try_fold(0u64, |sum, bytes| Some(sum + bytes?));
+        if shared_bytes.is_none_or(|bytes| bytes > BUDGET as u64) {
+            return SharedPages::default();
+        }
         SharedPages { files }
     }
 
