@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow::array::{ArrayRef, UInt32Array};
-use arrow::compute::{concat_batches, take};
+use arrow::compute::take;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rayon::prelude::*;
@@ -146,7 +146,7 @@ impl JoinTable {
         } else {
             join_schema(&probe.schema, &build.schema, JoinType::Inner)
         };
-        let batch = concat_batches(&build.schema, &build.batches)?;
+        let batch = crate::kernels::concat_owned(&build.schema, build.batches)?;
         // Chain rows per key, first row first.
         let key_arrays = build
             .keys

@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, Int64Array, UInt32Array};
-use arrow::compute::{SortOptions, concat_batches, take, take_record_batch};
+use arrow::compute::{SortOptions, take, take_record_batch};
 use arrow::datatypes::{DataType, Float64Type, Int64Type, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
@@ -422,8 +422,7 @@ fn window_preselecting_from(
         order_by,
         limit,
     } = spec;
-    let mut all = concat_batches(input_schema, &input)?;
-    drop(input);
+    let mut all = crate::kernels::concat_owned(input_schema, input)?;
     if all.num_rows() == 0 {
         return Ok(vec![]);
     }
@@ -781,7 +780,7 @@ mod tests {
         let out = pool
             .install(|| window_preselecting_from(input, &schema, spec, &out_schema, preselect_rows))
             .unwrap();
-        let all = concat_batches(&out_schema, &out).unwrap();
+        let all = arrow::compute::concat_batches(&out_schema, &out).unwrap();
         let mut rows: Vec<String> = (0..all.num_rows())
             .map(|r| {
                 let cell = |c: usize| {
