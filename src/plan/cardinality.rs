@@ -2,7 +2,10 @@
 //!
 //! Scans know their size (Parquet footers, in-memory batches); filters
 //! scale it by textbook selectivities (equality 1/10, range 1/3, LIKE 1/4,
-//! independence between conjuncts). An equi-join of `L` and `R` is
+//! independence between conjuncts), except a scan's comparisons of an
+//! integer or date column with constants where statistics give the column's
+//! value range: those keep the share of the range they leave, all of one
+//! column's bounds taken together ([`scan_selectivity`]). An equi-join of `L` and `R` is
 //! estimated as `|L| · |R| / min(base(L), base(R))`, where `base` is the
 //! unfiltered size of the relation that owns each key column: for a
 //! foreign-key join the smaller base is the referenced key's table, whose
@@ -11,7 +14,7 @@
 
 use super::{Join, JoinType, LogicalPlan};
 use crate::expr::{Expr, Operator, ScalarValue};
-use crate::plan::{Aggregate, Distinct, Filter, Project, Slice, Sort, Union, Window};
+use crate::plan::{Aggregate, Distinct, Filter, Project, Scan, Slice, Sort, Union, Window};
 
 /// Rows assumed for a source whose size is unknown without reading it.
 const UNKNOWN_ROWS: f64 = 1_000_000.0;
@@ -36,7 +39,7 @@ pub fn estimate(plan: &LogicalPlan) -> Estimate {
                 .row_count()
                 .map(|n| n as f64)
                 .unwrap_or(UNKNOWN_ROWS);
-            let sel: f64 = scan.filters.iter().map(selectivity).product();
+            let sel = scan_selectivity(scan);
             Estimate {
                 rows: (base * sel).max(1.0),
                 base,
@@ -123,6 +126,106 @@ pub fn join_rows(l: f64, r: f64, distinct: f64) -> f64 {
     (l * r / distinct.max(1.0)).max(1.0)
 }
 
+/// Fraction of a scan's rows its filters are expected to keep. Filters
+/// that bound an integer or date column by constants (`d >= a`, `d < b`,
+/// `d = c`) keep the share of the column's value range (from the source's
+/// statistics) between the bounds of all of them together: at TPC-H SF 10
+/// `l_shipdate` in one month of its seven years keeps 1.2% of lineitem
+/// (749K rows), where two independent ranges of 1/3 each said 11% (6.7M),
+/// more than the 2M parts it meets in Q14. Other filters, and columns
+/// without statistics, take [`selectivity`].
+fn scan_selectivity(scan: &Scan) -> f64 {
+    let mut bounded: Vec<(&str, ValueBounds, f64)> = Vec::new();
+    let mut others = 1.0;
+    for filter in &scan.filters {
+        let Some((column, bounds)) = column_bounds(filter) else {
+            others *= selectivity(filter);
+            continue;
+        };
+        match bounded.iter_mut().find(|(c, ..)| *c == column) {
+            Some((_, b, textbook)) => {
+                *b = b.intersect(bounds);
+                *textbook *= selectivity(filter);
+            }
+            None => bounded.push((column, bounds, selectivity(filter))),
+        }
+    }
+    bounded
+        .into_iter()
+        .map(
+            |(column, bounds, textbook)| match scan.source.int_range(column) {
+                Some(range) => bounds.share_of(range),
+                None => textbook,
+            },
+        )
+        .product::<f64>()
+        * others
+}
+
+/// Inclusive bounds on an integer-like column's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ValueBounds {
+    low: i64,
+    high: i64,
+}
+
+impl ValueBounds {
+    fn intersect(self, other: ValueBounds) -> ValueBounds {
+        ValueBounds {
+            low: self.low.max(other.low),
+            high: self.high.min(other.high),
+        }
+    }
+
+    /// The share of the values `low..=high` of `range` within these
+    /// bounds, values taken as evenly spread.
+    fn share_of(self, (low, high): (i64, i64)) -> f64 {
+        let kept = self.intersect(ValueBounds { low, high });
+        let width = |b: ValueBounds| (b.high as f64 - b.low as f64 + 1.0).max(0.0);
+        width(kept) / width(ValueBounds { low, high }).max(1.0)
+    }
+}
+
+/// The column `filter` compares with an integer or date constant, and the
+/// values it lets through; `None` for any other filter.
+fn column_bounds(filter: &Expr) -> Option<(&str, ValueBounds)> {
+    let Expr::Binary { left, op, right } = filter else {
+        return None;
+    };
+    let (column, op, value) = match (column_of(left), constant_of(right)) {
+        (Some(c), Some(v)) => (c, *op, v),
+        _ => (column_of(right)?, op.swap()?, constant_of(left)?),
+    };
+    let (low, high) = match op {
+        Operator::Eq => (value, value),
+        Operator::Lt => (i64::MIN, value.saturating_sub(1)),
+        Operator::LtEq => (i64::MIN, value),
+        Operator::Gt => (value.saturating_add(1), i64::MAX),
+        Operator::GtEq => (value, i64::MAX),
+        _ => return None,
+    };
+    Some((column, ValueBounds { low, high }))
+}
+
+/// The column `e` reads, looking through casts (which keep integers'
+/// and dates' order where estimates need it).
+fn column_of(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Column(name) => Some(name),
+        Expr::Cast(inner, _) => column_of(inner),
+        _ => None,
+    }
+}
+
+/// `e` as an integer, when it is a non-null integer or date constant.
+fn constant_of(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Literal(ScalarValue::Int64(Some(v))) => Some(*v),
+        Expr::Literal(ScalarValue::Date32(Some(d))) => Some(i64::from(*d)),
+        _ => None,
+    }
+}
+
 /// Fraction of rows a predicate is expected to keep.
 pub fn selectivity(e: &Expr) -> f64 {
     use Operator::*;
@@ -169,5 +272,58 @@ mod tests {
         let e = estimate(f.logical_plan());
         assert!((e.rows - 1.0).abs() < 1e-9 && e.base == 3.0);
         assert_eq!(join_rows(6e6, 4.5e5, 1.5e6), 1.8e6);
+    }
+
+    /// A scan of a Parquet file whose column `k` holds 0..1000 (its
+    /// statistics say so) and `s` strings, with `filters`.
+    fn parquet_scan(dir: &tempfile::TempDir, filters: Vec<Expr>) -> LogicalPlan {
+        use arrow::array::{ArrayRef, Int64Array, StringArray};
+        use std::sync::Arc;
+        let path = dir.path().join("t.parquet");
+        if !path.exists() {
+            let k: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1000));
+            let s: ArrayRef = Arc::new(StringArray::from_iter_values(
+                (0..1000).map(|i| format!("{i}")),
+            ));
+            let batch =
+                arrow::record_batch::RecordBatch::try_from_iter([("k", k), ("s", s)]).unwrap();
+            let file = std::fs::File::create(&path).unwrap();
+            let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+        }
+        LogicalPlan::Scan(Scan {
+            source: crate::io::ScanSource::parquet(&path).unwrap(),
+            projection: None,
+            filters,
+        })
+    }
+
+    #[test]
+    fn bounds_on_a_column_with_statistics_keep_their_share_of_its_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = |filters: Vec<Expr>| estimate(&parquet_scan(&dir, filters)).rows;
+        assert_eq!(rows(vec![]), 1000.0);
+        // Both bounds of one column together: 100 of 1,000 values.
+        assert_eq!(
+            rows(vec![col("k").gt_eq(lit(100i64)), col("k").lt(lit(200i64))]),
+            100.0
+        );
+        // The constant on the left, and one bound past the range.
+        assert_eq!(
+            rows(vec![lit(900i64).lt_eq(col("k")), col("k").lt(lit(5000i64))]),
+            100.0
+        );
+        assert_eq!(rows(vec![col("k").eq(lit(7i64))]), 1.0);
+        // Disjoint bounds keep nothing (at least one row is estimated).
+        assert_eq!(
+            rows(vec![col("k").gt(lit(600i64)), col("k").lt(lit(300i64))]),
+            1.0
+        );
+        // Other filters keep their textbook share beside the range's.
+        let mixed = rows(vec![col("k").lt(lit(500i64)), col("s").eq(lit("7"))]);
+        assert!((mixed - 50.0).abs() < 1e-9, "{mixed}");
+        let strings = rows(vec![col("s").gt(lit("5")), col("s").lt(lit("6"))]);
+        assert!((strings - 1000.0 / 9.0).abs() < 1e-9, "{strings}");
     }
 }
