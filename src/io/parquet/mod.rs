@@ -318,6 +318,10 @@ impl RowGroupUnit {
     }
 
     fn decode(&self, filter: &ScanFilter, select: bool, codes: &[usize]) -> Result<Vec<Selected>> {
+        // Whichever decoder reads them, the chunks' file pages leave the
+        // resident set once the row group is decoded (strings read by
+        // arrow-rs held 200 MB of TPC-H Q13's at SF 10).
+        let _release = self.release_chunks_when_done();
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(
             self.bytes.clone(),
             self.metadata.clone(),
@@ -575,6 +579,20 @@ impl RowGroupUnit {
     }
 
     /// The file's root column that projected column `i` reads.
+    /// Guards that hand the projected column chunks' file pages back when
+    /// dropped ([`page_decode::ReleaseWhenRead`]).
+    fn release_chunks_when_done(&self) -> Vec<page_decode::ReleaseWhenRead> {
+        let pq = self.metadata.metadata();
+        let row_group = pq.row_group(self.row_group);
+        let descr = pq.file_metadata().schema_descr();
+        let read =
+            |root: usize| (self.projection.as_ref()).is_none_or(|p| p.binary_search(&root).is_ok());
+        (0..descr.num_columns())
+            .filter(|&leaf| read(descr.get_column_root_idx(leaf)))
+            .map(|leaf| page_decode::ReleaseWhenRead::of(&self.bytes, row_group.column(leaf)))
+            .collect()
+    }
+
     fn file_root(&self, i: usize) -> usize {
         self.projection.as_ref().map_or(i, |p| p[i])
     }

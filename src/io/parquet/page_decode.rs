@@ -968,10 +968,11 @@ fn group_values<const W: usize>(b: &[u8]) -> [u32; 8] {
 /// A column chunk's bytes in the file, handed back to the page cache when
 /// the chunk is decoded ([`crate::io::file_cache::release_read`]): what a
 /// query keeps resident is its decoded columns, not the compressed file.
-struct ReleaseWhenRead(Option<Bytes>);
+pub(super) struct ReleaseWhenRead(Option<Bytes>);
 
 impl ReleaseWhenRead {
-    fn of(file: &Bytes, chunk: &parquet::file::metadata::ColumnChunkMetaData) -> Self {
+    /// Releases `chunk`'s bytes of `file` when dropped.
+    pub(super) fn of(file: &Bytes, chunk: &parquet::file::metadata::ColumnChunkMetaData) -> Self {
         ReleaseWhenRead(chunk_range(file, chunk).map(|r| file.slice(r)))
     }
 }
