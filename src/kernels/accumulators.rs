@@ -21,12 +21,14 @@ mod co_moments;
 mod collect;
 mod distinct;
 mod first_by;
+mod picks;
 use bitwise::Bitwise;
 use co_moments::BivariateAcc;
 pub(crate) use co_moments::CoMoments;
 use collect::{ArrayAgg, StringAgg};
 use distinct::{Distinct, DistinctInput};
 use first_by::FirstBy;
+use picks::Picks;
 
 /// Aggregate state for all groups of one aggregate expression.
 pub trait Accumulator: Any + Send + Sync {
@@ -150,13 +152,11 @@ pub fn create(
         )?),
         AggFunc::First => Box::new(Pick {
             first: true,
-            arrays: vec![],
-            picks: vec![],
+            picks: Picks::default(),
         }),
         AggFunc::Last => Box::new(Pick {
             first: false,
-            arrays: vec![],
-            picks: vec![],
+            picks: Picks::default(),
         }),
         AggFunc::Min | AggFunc::Max => min_max(func == AggFunc::Max, &t)?,
     })
@@ -515,13 +515,15 @@ impl<T: ArrowPrimitiveType> Accumulator for MinMax<T> {
     }
 }
 
-/// Min/max of any type arrow can row-encode: compares encoded rows, keeps the
-/// position of the winner, and gathers the winners at the end.
+/// Min/max of any type arrow can row-encode: compares encoded rows, keeps
+/// the winner's bytes and its position ([`Picks`]), and gathers the winners
+/// at the end.
 struct MinMaxRows {
     max: bool,
     converter: RowConverter,
-    best: Vec<Option<(Vec<u8>, usize, usize)>>,
-    arrays: Vec<ArrayRef>,
+    /// Per group: the encoded row of its value so far.
+    best: Vec<Option<Vec<u8>>>,
+    picks: Picks,
 }
 
 impl MinMaxRows {
@@ -530,8 +532,28 @@ impl MinMaxRows {
             max,
             converter: RowConverter::new(vec![SortField::new(t.clone())])?,
             best: vec![],
-            arrays: vec![],
+            picks: Picks::default(),
         })
+    }
+
+    fn grow(&mut self, n: usize) {
+        grow(&mut self.best, n, None);
+        self.picks.grow(n);
+    }
+
+    /// Makes `at` group `g`'s value if `row` beats its best.
+    fn offer(&mut self, g: usize, row: &[u8], at: (usize, usize)) {
+        let better = match &self.best[g] {
+            None => true,
+            Some(b) if self.max => row > b.as_slice(),
+            Some(b) => row < b.as_slice(),
+        };
+        if better {
+            let best = self.best[g].get_or_insert_with(Vec::new);
+            best.clear();
+            best.extend_from_slice(row);
+            self.picks.set(g, at.0, at.1);
+        }
     }
 }
 
@@ -543,9 +565,8 @@ impl Accumulator for MinMaxRows {
         groups: &[u32],
         n: usize,
     ) -> Result<()> {
-        grow(&mut self.best, n, None);
-        let batch = self.arrays.len();
-        self.arrays.push(values[0].clone());
+        self.grow(n);
+        let batch = self.picks.add(&values[0]);
         let encoded = self.converter.convert_columns(&values[..1])?;
         let nulls = values[0].logical_nulls();
         for (&r, &g) in rows.iter().zip(groups) {
@@ -553,84 +574,32 @@ impl Accumulator for MinMaxRows {
             if nulls.as_ref().is_some_and(|n| n.is_null(r)) {
                 continue;
             }
-            let row = encoded.row(r);
-            let slot = &mut self.best[g as usize];
-            let better = match slot {
-                None => true,
-                Some((b, _, _)) => {
-                    if self.max {
-                        row.as_ref() > b.as_slice()
-                    } else {
-                        row.as_ref() < b.as_slice()
-                    }
-                }
-            };
-            if better {
-                *slot = Some((row.as_ref().to_vec(), batch, r));
-            }
+            self.offer(g as usize, encoded.row(r).as_ref(), (batch, r));
         }
-        Ok(())
+        self.picks.compact()
     }
     fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
         let other = same::<Self>(other);
-        grow(&mut self.best, n, None);
-        let offset = self.arrays.len();
-        self.arrays.extend(other.arrays.iter().cloned());
+        self.grow(n);
+        let offset = self.picks.absorb(&other.picks);
         for (&s, &d) in src.iter().zip(dst) {
-            let Some(Some((bytes, batch, row))) = other.best.get(s as usize) else {
-                continue;
-            };
-            let (bytes, batch, row) = (bytes.clone(), *batch, *row);
-            let slot = &mut self.best[d as usize];
-            let better = match slot {
-                None => true,
-                Some((b, _, _)) => {
-                    if self.max {
-                        bytes > *b
-                    } else {
-                        bytes < *b
-                    }
-                }
-            };
-            if better {
-                *slot = Some((bytes, batch + offset, row));
+            let s = s as usize;
+            if let (Some(Some(bytes)), Some((batch, row))) = (other.best.get(s), other.picks.get(s))
+            {
+                self.offer(d as usize, bytes, (batch + offset, row));
             }
         }
-        Ok(())
+        self.picks.compact()
     }
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
-        grow(&mut self.best, n, None);
-        gather_picks(
-            &self.arrays,
-            self.best
-                .iter()
-                .map(|b| b.as_ref().map(|(_, batch, row)| (*batch, *row))),
-            n,
-        )
+        self.picks.finish(n)
     }
 }
 
-/// Gathers one value per group from (batch, row) positions; `None` gives null.
-fn gather_picks(
-    arrays: &[ArrayRef],
-    picks: impl Iterator<Item = Option<(usize, usize)>>,
-    n: usize,
-) -> Result<ArrayRef> {
-    let Some(first) = arrays.first() else {
-        return Ok(new_null_array(&DataType::Null, n));
-    };
-    // Slot `arrays.len()` is a one-row null array that absent picks point at.
-    let null = new_null_array(first.data_type(), 1);
-    let mut sources: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
-    sources.push(null.as_ref());
-    let indices: Vec<(usize, usize)> = picks.map(|p| p.unwrap_or((arrays.len(), 0))).collect();
-    Ok(arrow::compute::interleave(&sources, &indices)?)
-}
-
+/// `first(x)` or `last(x)`: the first or last value each group saw.
 struct Pick {
     first: bool,
-    arrays: Vec<ArrayRef>,
-    picks: Vec<Option<(usize, usize)>>,
+    picks: Picks,
 }
 
 impl Accumulator for Pick {
@@ -641,37 +610,34 @@ impl Accumulator for Pick {
         groups: &[u32],
         n: usize,
     ) -> Result<()> {
-        grow(&mut self.picks, n, None);
-        let batch = self.arrays.len();
-        self.arrays.push(values[0].clone());
+        self.picks.grow(n);
+        let batch = self.picks.add(&values[0]);
         for (&r, &g) in rows.iter().zip(groups) {
-            let slot = &mut self.picks[g as usize];
-            if !self.first || slot.is_none() {
-                *slot = Some((batch, r as usize));
+            let g = g as usize;
+            if !self.first || self.picks.get(g).is_none() {
+                self.picks.set(g, batch, r as usize);
             }
         }
-        Ok(())
+        self.picks.compact()
     }
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
-        grow(&mut self.picks, n, None);
-        gather_picks(&self.arrays, self.picks.iter().copied(), n)
+        self.picks.finish(n)
     }
     /// `other` saw later input than `self` (merges go in input order).
     fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
         let other = same::<Self>(other);
-        grow(&mut self.picks, n, None);
-        let offset = self.arrays.len();
-        self.arrays.extend(other.arrays.iter().cloned());
+        self.picks.grow(n);
+        let offset = self.picks.absorb(&other.picks);
         for (&s, &d) in src.iter().zip(dst) {
-            let Some(Some((batch, row))) = other.picks.get(s as usize).copied() else {
+            let Some((batch, row)) = other.picks.get(s as usize) else {
                 continue;
             };
-            let slot = &mut self.picks[d as usize];
-            if !self.first || slot.is_none() {
-                *slot = Some((batch + offset, row));
+            let d = d as usize;
+            if !self.first || self.picks.get(d).is_none() {
+                self.picks.set(d, batch + offset, row);
             }
         }
-        Ok(())
+        self.picks.compact()
     }
 }
 

@@ -6,24 +6,23 @@
 //! rows, byte strings whose order is the sort order, so one loop serves
 //! every key type. A group keeps its best key's bytes (a buffer per group,
 //! reused) and where its value is (batch, row); values are gathered once
-//! at the end, as [`super::Pick`] does.
+//! at the end ([`Picks`]).
 
 use arrow::array::{Array, ArrayRef};
 use arrow::compute::SortOptions;
 use arrow::row::{RowConverter, SortField};
 
-use super::{Accumulator, gather_picks, grow, same};
+use super::{Accumulator, Picks, grow, same};
 use crate::error::Result;
 use crate::expr::KeyOrder;
 
 pub(super) struct FirstBy {
     order: KeyOrder,
     converter: RowConverter,
-    arrays: Vec<ArrayRef>,
     /// Per group: the best key so far, as row bytes.
     best: Vec<Vec<u8>>,
     /// Per group: where the best row's value is.
-    picks: Vec<Option<(usize, usize)>>,
+    picks: Picks,
 }
 
 impl FirstBy {
@@ -38,24 +37,23 @@ impl FirstBy {
                 key_type.clone(),
                 options,
             )])?,
-            arrays: vec![],
             best: vec![],
-            picks: vec![],
+            picks: Picks::default(),
         })
     }
 
     fn grow(&mut self, n: usize) {
         grow(&mut self.best, n, Vec::new());
-        grow(&mut self.picks, n, None);
+        self.picks.grow(n);
     }
 
     /// Makes (batch, row) group `g`'s pick if `key` comes before its best.
     /// Ties keep the earlier row.
     fn offer(&mut self, g: usize, key: &[u8], at: (usize, usize)) {
-        if self.picks[g].is_none() || key < self.best[g].as_slice() {
+        if self.picks.get(g).is_none() || key < self.best[g].as_slice() {
             self.best[g].clear();
             self.best[g].extend_from_slice(key);
-            self.picks[g] = Some(at);
+            self.picks.set(g, at.0, at.1);
         }
     }
 }
@@ -75,8 +73,7 @@ impl Accumulator for FirstBy {
         let is_null = |n: &Option<arrow::buffer::NullBuffer>, r: u32| {
             n.as_ref().is_some_and(|n| n.is_null(r as usize))
         };
-        let batch = self.arrays.len();
-        self.arrays.push(values[0].clone());
+        let batch = self.picks.add(&values[0]);
         for (&r, &g) in rows.iter().zip(groups) {
             if is_null(&null_keys, r) || is_null(&null_values, r) {
                 continue;
@@ -87,25 +84,24 @@ impl Accumulator for FirstBy {
                 (batch, r as usize),
             );
         }
-        Ok(())
+        self.picks.compact()
     }
 
     fn merge(&mut self, other: &dyn Accumulator, src: &[u32], dst: &[u32], n: usize) -> Result<()> {
         let other = same::<Self>(other);
         self.grow(n);
-        let offset = self.arrays.len();
-        self.arrays.extend(other.arrays.iter().cloned());
+        let offset = self.picks.absorb(&other.picks);
         for (&s, &d) in src.iter().zip(dst) {
-            if let Some(Some((batch, row))) = other.picks.get(s as usize).copied() {
+            if let Some((batch, row)) = other.picks.get(s as usize) {
                 self.offer(d as usize, &other.best[s as usize], (batch + offset, row));
             }
         }
-        Ok(())
+        self.picks.compact()
     }
 
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         self.grow(n);
-        gather_picks(&self.arrays, self.picks.iter().copied(), n)
+        self.picks.finish(n)
     }
 }
 
