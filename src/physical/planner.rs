@@ -106,8 +106,7 @@ pub fn create_physical_plan(plan: &LogicalPlan) -> Result<PhysicalPlan> {
 
 /// A scan, with its pushed filters compiled against its output.
 fn plan_scan(plan: &LogicalPlan, scan: &Scan, schema: SchemaRef) -> Result<PhysicalPlan> {
-    let filters = scan
-        .filters
+    let filters = crate::plan::cardinality::scan_filters_in_order(scan)
         .iter()
         .map(|f| PhysicalExpr::compile(f, &schema))
         .collect::<Result<_>>()?;
