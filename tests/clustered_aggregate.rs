@@ -13,8 +13,6 @@ use crate::common;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Date32Array, Int32Array, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{Field, Schema};
-use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use sloth::prelude::*;
 use sloth::sql::{SqlContext, SqlOutput};
@@ -58,12 +56,7 @@ fn batch() -> RecordBatch {
         Arc::new(StringArray::from(s)),
         Arc::new(Int64Array::from(v)),
     ];
-    let fields: Vec<Field> = ["k", "d", "u", "n", "s", "v"]
-        .iter()
-        .zip(&columns)
-        .map(|(name, c)| Field::new(*name, c.data_type().clone(), *name == "n"))
-        .collect();
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    common::named_batch(&["k", "d", "u", "n", "s", "v"], columns, "n")
 }
 
 fn contexts() -> (tempfile::TempDir, SqlContext, SqlContext) {
@@ -73,10 +66,7 @@ fn contexts() -> (tempfile::TempDir, SqlContext, SqlContext) {
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(ROW_GROUP))
         .build();
-    let file = std::fs::File::create(&path).unwrap();
-    let mut w = ArrowWriter::try_new(file, b.schema(), Some(props)).unwrap();
-    w.write(&b).unwrap();
-    w.close().unwrap();
+    common::write_parquet(&path, &b, props);
     let mut file = SqlContext::new();
     file.register_file("t", &path).unwrap();
     let mut memory = SqlContext::new();

@@ -10,8 +10,7 @@ use crate::common;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
+use arrow::datatypes::{DataType, Schema};
 use parquet::file::properties::WriterProperties;
 use sloth::prelude::*;
 use sloth::sql::{SqlContext, SqlOutput};
@@ -50,12 +49,11 @@ fn batch() -> RecordBatch {
         Arc::new(Int64Array::from(i1)),
         Arc::new(Int64Array::from(v)),
     ];
-    let fields: Vec<Field> = ["s1", "s2", "nullable", "wide", "i1", "v"]
-        .iter()
-        .zip(&columns)
-        .map(|(n, c)| Field::new(*n, c.data_type().clone(), *n == "nullable"))
-        .collect();
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    common::named_batch(
+        &["s1", "s2", "nullable", "wide", "i1", "v"],
+        columns,
+        "nullable",
+    )
 }
 
 fn contexts() -> (tempfile::TempDir, SqlContext, SqlContext) {
@@ -67,14 +65,7 @@ fn contexts() -> (tempfile::TempDir, SqlContext, SqlContext) {
         .set_dictionary_page_size_limit(2048)
         .set_data_page_size_limit(4096)
         .build();
-    let mut w = ArrowWriter::try_new(
-        std::fs::File::create(&path).unwrap(),
-        b.schema(),
-        Some(props),
-    )
-    .unwrap();
-    w.write(&b).unwrap();
-    w.close().unwrap();
+    common::write_parquet(&path, &b, props);
     let mut file = SqlContext::new();
     file.register_file("t", &path).unwrap();
     let mut memory = SqlContext::new();

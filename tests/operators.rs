@@ -773,7 +773,6 @@ fn third() -> LazyFrame {
 /// unfused run's rows and says it probed from the large side.
 #[test]
 fn aggregates_over_join_chains_probe_as_morsels_with_the_unfused_results() {
-    use sloth::exec::{ExecContext, execute_with};
     for inner in EQUI_JOINS {
         for outer in EQUI_JOINS {
             let joined = many_keyed().join(&right(), [col("id")], [col("id")], inner);
@@ -785,26 +784,7 @@ fn aggregates_over_join_chains_probe_as_morsels_with_the_unfused_results() {
                 .agg([count_star().alias("n"), col("v").sum().alias("s")]);
             let plan = lf.physical_plan().unwrap();
             let label = format!("{inner:?} then {outer:?}");
-            let fused = ExecContext::default();
-            let got = execute_with(&plan, &fused).unwrap_or_else(|e| panic!("{label}: {e}"));
-            let unfused = ExecContext::unfused();
-            let want = execute_with(&plan, &unfused).unwrap();
-            let mut got = rows_of(&DataFrame::new(plan.schema(), got));
-            let mut want = rows_of(&DataFrame::new(plan.schema(), want));
-            got.sort();
-            want.sort();
-            assert_eq!(got, want, "{label}");
-            let joins = |ctx: &ExecContext| -> Vec<(usize, usize, String)> {
-                (ctx.metrics().into_iter())
-                    .filter(|m| m.name.starts_with("HashJoin"))
-                    .map(|m| (m.id, m.rows_out, m.extra))
-                    .collect()
-            };
-            let (fused_joins, unfused_joins) = (joins(&fused), joins(&unfused));
-            assert_eq!(fused_joins.len(), 2, "{label}");
-            for (f, u) in fused_joins.iter().zip(&unfused_joins) {
-                assert_eq!((f.0, f.1), (u.0, u.1), "{label}: {fused_joins:?}");
-            }
+            let fused_joins = two_joins_fused_as_unfused(&plan, &label);
             // Both probe from the large left side, whatever the kind: rows
             // a join emits after probing follow the morsels.
             for (_, _, note) in &fused_joins {
@@ -823,7 +803,6 @@ fn aggregates_over_join_chains_probe_as_morsels_with_the_unfused_results() {
 #[test]
 fn a_scan_probes_a_table_built_on_a_chain_that_came_out_small() {
     use arrow::array::{Int64Array, RecordBatch};
-    use sloth::exec::{ExecContext, execute_with};
     use std::sync::Arc;
     let table = |name: &str, keys: Vec<i64>| {
         let values: Vec<i64> = (0..keys.len() as i64).collect();
@@ -850,26 +829,7 @@ fn a_scan_probes_a_table_built_on_a_chain_that_came_out_small() {
                 .agg([count_star().alias("n"), col("v").sum().alias("s")]);
             let plan = lf.physical_plan().unwrap();
             let label = format!("{} ids, {how:?}", ids.len());
-            let fused = ExecContext::default();
-            let got = execute_with(&plan, &fused).unwrap_or_else(|e| panic!("{label}: {e}"));
-            let unfused = ExecContext::unfused();
-            let want = execute_with(&plan, &unfused).unwrap();
-            let mut got = rows_of(&DataFrame::new(plan.schema(), got));
-            let mut want = rows_of(&DataFrame::new(plan.schema(), want));
-            got.sort();
-            want.sort();
-            assert_eq!(got, want, "{label}");
-            let joins = |ctx: &ExecContext| -> Vec<(usize, usize, String)> {
-                (ctx.metrics().into_iter())
-                    .filter(|m| m.name.starts_with("HashJoin"))
-                    .map(|m| (m.id, m.rows_out, m.extra))
-                    .collect()
-            };
-            let (fused_joins, unfused_joins) = (joins(&fused), joins(&unfused));
-            assert_eq!(fused_joins.len(), 2, "{label}");
-            for (f, u) in fused_joins.iter().zip(&unfused_joins) {
-                assert_eq!((f.0, f.1), (u.0, u.1), "{label}: {fused_joins:?}");
-            }
+            let fused_joins = two_joins_fused_as_unfused(&plan, &label);
             let top = &fused_joins.iter().min_by_key(|j| j.0).unwrap().2;
             // (A semi or anti join moves below the chain's join.)
             if !matches!(how, JoinType::Semi | JoinType::Anti) {
@@ -912,4 +872,35 @@ fn join_chains_stream_into_a_sink_through_their_probes() {
         assert!(join.extra.contains("probed by the left"), "{}", join.extra);
         assert_eq!(join.batches_out, 0, "{}", join.extra);
     }
+}
+
+/// Runs `plan` fused and unfused: the same rows, two hash joins with the
+/// same ids and output rows both ways; returns the fused joins' (id, rows
+/// out, note).
+fn two_joins_fused_as_unfused(
+    plan: &sloth::physical::PhysicalPlan,
+    label: &str,
+) -> Vec<(usize, usize, String)> {
+    use sloth::exec::{ExecContext, execute_with};
+    let fused = ExecContext::default();
+    let got = execute_with(plan, &fused).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let unfused = ExecContext::unfused();
+    let want = execute_with(plan, &unfused).unwrap();
+    let mut got = rows_of(&DataFrame::new(plan.schema(), got));
+    let mut want = rows_of(&DataFrame::new(plan.schema(), want));
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{label}");
+    let joins = |ctx: &ExecContext| -> Vec<(usize, usize, String)> {
+        (ctx.metrics().into_iter())
+            .filter(|m| m.name.starts_with("HashJoin"))
+            .map(|m| (m.id, m.rows_out, m.extra))
+            .collect()
+    };
+    let (fused_joins, unfused_joins) = (joins(&fused), joins(&unfused));
+    assert_eq!(fused_joins.len(), 2, "{label}");
+    for (f, u) in fused_joins.iter().zip(&unfused_joins) {
+        assert_eq!((f.0, f.1), (u.0, u.1), "{label}: {fused_joins:?}");
+    }
+    fused_joins
 }

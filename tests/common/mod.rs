@@ -26,6 +26,26 @@ pub fn split(batch: &RecordBatch, size: usize) -> Vec<RecordBatch> {
         .collect()
 }
 
+/// A batch of `columns` named `names`, nullable only where named `nullable`.
+pub fn named_batch(names: &[&str], columns: Vec<ArrayRef>, nullable: &str) -> RecordBatch {
+    let fields: Vec<Field> = (names.iter().zip(&columns))
+        .map(|(name, c)| Field::new(*name, c.data_type().clone(), *name == nullable))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+}
+
+/// Writes `batch` to a Parquet file at `path` with writer `props`.
+pub fn write_parquet(
+    path: &std::path::Path,
+    batch: &RecordBatch,
+    props: parquet::file::properties::WriterProperties,
+) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
 /// A frame over `batch` cut into 2-row batches.
 pub fn frame(batch: RecordBatch) -> LazyFrame {
     LazyFrame::from_batches_with_schema(batch.schema(), split(&batch, 2)).unwrap()
