@@ -552,7 +552,7 @@ impl MinMaxRows {
             let best = self.best[g].get_or_insert_with(Vec::new);
             best.clear();
             best.extend_from_slice(row);
-            self.picks.set(g, at.0, at.1);
+            self.picks.set(g, at);
         }
     }
 }
@@ -615,7 +615,7 @@ impl Accumulator for Pick {
         for (&r, &g) in rows.iter().zip(groups) {
             let g = g as usize;
             if !self.first || self.picks.get(g).is_none() {
-                self.picks.set(g, batch, r as usize);
+                self.picks.set(g, (batch, r as usize));
             }
         }
         self.picks.compact()
@@ -634,7 +634,7 @@ impl Accumulator for Pick {
             };
             let d = d as usize;
             if !self.first || self.picks.get(d).is_none() {
-                self.picks.set(d, batch + offset, row);
+                self.picks.set(d, (batch + offset, row));
             }
         }
         self.picks.compact()

@@ -136,31 +136,12 @@ pub fn join_rows(l: f64, r: f64, distinct: f64) -> f64 {
 /// more than the 2M parts it meets in Q14. Other filters, and columns
 /// without statistics, take [`selectivity`].
 fn scan_selectivity(scan: &Scan) -> f64 {
-    let mut bounded: Vec<(&str, ValueBounds, f64)> = Vec::new();
-    let mut others = 1.0;
-    for filter in &scan.filters {
-        let Some((column, bounds)) = column_bounds(filter) else {
-            others *= selectivity(filter);
-            continue;
-        };
-        match bounded.iter_mut().find(|(c, ..)| *c == column) {
-            Some((_, b, textbook)) => {
-                *b = b.intersect(bounds);
-                *textbook *= selectivity(filter);
-            }
-            None => bounded.push((column, bounds, selectivity(filter))),
-        }
-    }
-    bounded
-        .into_iter()
-        .map(
-            |(column, bounds, textbook)| match scan.source.int_range(column) {
-                Some(range) => bounds.share_of(range),
-                None => textbook,
-            },
-        )
-        .product::<f64>()
-        * others
+    let others: f64 = (scan.filters.iter())
+        .filter(|f| column_bounds(f).is_none())
+        .map(selectivity)
+        .product();
+    let bounded = bounded_columns(scan, scan.filters.iter());
+    bounded.iter().map(BoundedColumn::share).product::<f64>() * others
 }
 
 /// `scan`'s filters in the order a reader should apply them: first those
@@ -171,38 +152,74 @@ fn scan_selectivity(scan: &Scan) -> f64 {
 /// `l_receiptdate` year (14% of lineitem) before its `l_shipmode IN (..)`
 /// string test (29%) took its SF 10 run from 0.78 s to 0.63 s.
 pub fn scan_filters_in_order(scan: &Scan) -> Vec<Expr> {
-    let mut columns: Vec<(&str, ValueBounds, (i64, i64))> = Vec::new();
-    for (column, bounds, range) in (scan.filters.iter()).filter_map(|f| bounded_column(scan, f)) {
-        match columns.iter_mut().find(|(c, ..)| *c == column) {
-            Some((_, b, _)) => *b = b.intersect(bounds),
-            None => columns.push((column, bounds, range)),
-        }
-    }
-    let mut shares: Vec<(&str, f64)> = (columns.iter())
-        .map(|(c, b, range)| (*c, b.share_of(*range)))
-        .collect();
-    shares.sort_by(|a, b| a.1.total_cmp(&b.1));
+    // A bound through a cast keeps its place: the cast may fail where an
+    // earlier filter would have dropped the row.
+    let plain = |f: &Expr| {
+        matches!(f, Expr::Binary { left, right, .. }
+            if matches!(**left, Expr::Column(_)) || matches!(**right, Expr::Column(_)))
+    };
+    let mut first = bounded_columns(scan, scan.filters.iter().filter(|f| plain(f)));
+    first.retain(|c| c.range.is_some());
+    first.sort_by(|a, b| a.share().total_cmp(&b.share()));
     let rank = |f: &Expr| {
-        let column = bounded_column(scan, f)?.0;
-        shares.iter().position(|(c, _)| *c == column)
+        let (column, _) = column_bounds(f).filter(|_| plain(f))?;
+        first.iter().position(|c| c.name == column)
     };
     let mut ordered: Vec<(usize, &Expr)> = (scan.filters.iter())
-        .map(|f| (rank(f).unwrap_or(shares.len()), f))
+        .map(|f| (rank(f).unwrap_or(first.len()), f))
         .collect();
     // Stable: each column's filters, and the others, keep their order.
     ordered.sort_by_key(|(rank, _)| *rank);
     ordered.into_iter().map(|(_, f)| f.clone()).collect()
 }
 
-/// The column (with statistics) that `filter` bounds by a constant, the
-/// bounds, and the column's range; `None` for other filters.
-fn bounded_column<'a>(scan: &Scan, filter: &'a Expr) -> Option<(&'a str, ValueBounds, (i64, i64))> {
-    let (column, bounds) = column_bounds(filter)?;
-    // A cast may fail where an earlier filter would have dropped the row.
-    let plain = matches!(filter, Expr::Binary { left, right, .. }
-        if matches!(**left, Expr::Column(_)) || matches!(**right, Expr::Column(_)));
-    let range = scan.source.int_range(column).filter(|_| plain)?;
-    Some((column, bounds, range))
+/// A column that filters bound by constants.
+struct BoundedColumn<'a> {
+    name: &'a str,
+    /// The bounds of all of them together.
+    bounds: ValueBounds,
+    /// Their textbook selectivities, multiplied.
+    textbook: f64,
+    /// The column's value range, from the source's statistics.
+    range: Option<(i64, i64)>,
+}
+
+impl BoundedColumn<'_> {
+    /// The share of rows the bounds keep: of the range where there is one.
+    fn share(&self) -> f64 {
+        self.range
+            .map_or(self.textbook, |range| self.bounds.share_of(range))
+    }
+}
+
+/// The columns that `filters` of `scan` bound by constants, each once,
+/// with its range looked up once.
+fn bounded_columns<'a>(
+    scan: &Scan,
+    filters: impl Iterator<Item = &'a Expr>,
+) -> Vec<BoundedColumn<'a>> {
+    let mut columns: Vec<BoundedColumn<'a>> = Vec::new();
+    for filter in filters {
+        let Some((name, bounds)) = column_bounds(filter) else {
+            continue;
+        };
+        match columns.iter_mut().find(|c| c.name == name) {
+            Some(c) => {
+                c.bounds = c.bounds.intersect(bounds);
+                c.textbook *= selectivity(filter);
+            }
+            None => columns.push(BoundedColumn {
+                name,
+                bounds,
+                textbook: selectivity(filter),
+                range: None,
+            }),
+        }
+    }
+    for c in &mut columns {
+        c.range = scan.source.int_range(c.name);
+    }
+    columns
 }
 
 /// Inclusive bounds on an integer-like column's values.

@@ -152,7 +152,6 @@ pub fn external_sort(
     merge_runs(&runs, &spec, spec.limit, emit)
 }
 
-/// Sorts one run and writes it to a spill file.
 /// Cuts a top-k's `run` down to its first `k` rows once it holds more
 /// than [`TOP_K_RUN_ROWS`] and `2k` rows (module doc), and its reservation
 /// with it. TPC-H Q10's top 20 of 381K groups concatenated all of them
@@ -169,6 +168,7 @@ fn keep_top_k(run: &mut Vec<RecordBatch>, k: usize, spec: &mut SortSpec<'_>) -> 
     spec.reservation.try_grow(3 * rows_memory_size(run))
 }
 
+/// Sorts one run and writes it to a spill file.
 fn spill_run(run: &[RecordBatch], spec: &SortSpec<'_>) -> Result<SpillFile> {
     let sorted = sort_batch(run, spec.schema, spec.keys, spec.limit)?;
     spec.spill

@@ -578,10 +578,9 @@ impl RowGroupUnit {
         Ok((columns, found))
     }
 
-    /// The file's root column that projected column `i` reads.
     /// Guards that hand the projected column chunks' file pages back when
-    /// dropped ([`page_decode::ReleaseWhenRead`]).
-    fn release_chunks_when_done(&self) -> Vec<page_decode::ReleaseWhenRead> {
+    /// dropped ([`ReleaseWhenRead`]).
+    fn release_chunks_when_done(&self) -> Vec<ReleaseWhenRead> {
         let pq = self.metadata.metadata();
         let row_group = pq.row_group(self.row_group);
         let descr = pq.file_metadata().schema_descr();
@@ -589,10 +588,11 @@ impl RowGroupUnit {
             |root: usize| (self.projection.as_ref()).is_none_or(|p| p.binary_search(&root).is_ok());
         (0..descr.num_columns())
             .filter(|&leaf| read(descr.get_column_root_idx(leaf)))
-            .map(|leaf| page_decode::ReleaseWhenRead::of(&self.bytes, row_group.column(leaf)))
+            .map(|leaf| ReleaseWhenRead::of(&self.bytes, row_group.column(leaf)))
             .collect()
     }
 
+    /// The file's root column that projected column `i` reads.
     fn file_root(&self, i: usize) -> usize {
         self.projection.as_ref().map_or(i, |p| p[i])
     }
@@ -647,6 +647,26 @@ impl RowGroupUnit {
 /// The decoded columns of a row group (`None`: left to the caller) and
 /// the dictionary codes found, by column.
 type DecodedColumns = (Vec<Option<Vec<ArrayRef>>>, Vec<(usize, DictCodes)>);
+
+/// A column chunk's bytes in the file, handed back to the page cache when
+/// its row group is decoded ([`crate::io::file_cache::release_read`]): what a
+/// query keeps resident is its decoded columns, not the compressed file.
+struct ReleaseWhenRead(Option<Bytes>);
+
+impl ReleaseWhenRead {
+    /// Releases `chunk`'s bytes of `file` when dropped.
+    fn of(file: &Bytes, chunk: &parquet::file::metadata::ColumnChunkMetaData) -> Self {
+        ReleaseWhenRead(page_reader::chunk_range(file, chunk).map(|r| file.slice(r)))
+    }
+}
+
+impl Drop for ReleaseWhenRead {
+    fn drop(&mut self) {
+        if let Some(bytes) = &self.0 {
+            crate::io::file_cache::release_read(bytes);
+        }
+    }
+}
 
 /// The codes of the `len` rows from `offset` of each column of `codes`.
 fn sliced(codes: &[(usize, DictCodes)], offset: usize, len: usize) -> Vec<(usize, DictCodes)> {

@@ -47,7 +47,7 @@ use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
 use parquet::schema::types::SchemaDescriptor;
 
 use super::dict_codes::{DictCodes, Dictionary};
-use super::page_reader::{Pages, chunk_range};
+use super::page_reader::Pages;
 use super::shared_pages::SharedColumn;
 use crate::error::{Result, SlothError};
 
@@ -180,7 +180,6 @@ pub(super) fn decode_with_codes(
     }
     let chunk = row_group.column(column.leaf);
     let rows = row_group.num_rows() as usize;
-    let _release = ReleaseWhenRead::of(file, chunk);
     let pages = Pages::new(file, chunk, rows, column.shared.as_ref())?;
     let name = chunk.column_descr().name().to_string();
     let corrupt = |msg: String| SlothError::Data(format!("Parquet column '{name}': {msg}"));
@@ -963,26 +962,6 @@ fn group_values<const W: usize>(b: &[u8]) -> [u32; 8] {
         let word = u64::from_le_bytes(b[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
         (word >> (bit % 8)) as u32 & mask
     })
-}
-
-/// A column chunk's bytes in the file, handed back to the page cache when
-/// the chunk is decoded ([`crate::io::file_cache::release_read`]): what a
-/// query keeps resident is its decoded columns, not the compressed file.
-pub(super) struct ReleaseWhenRead(Option<Bytes>);
-
-impl ReleaseWhenRead {
-    /// Releases `chunk`'s bytes of `file` when dropped.
-    pub(super) fn of(file: &Bytes, chunk: &parquet::file::metadata::ColumnChunkMetaData) -> Self {
-        ReleaseWhenRead(chunk_range(file, chunk).map(|r| file.slice(r)))
-    }
-}
-
-impl Drop for ReleaseWhenRead {
-    fn drop(&mut self) {
-        if let Some(bytes) = &self.0 {
-            crate::io::file_cache::release_read(bytes);
-        }
-    }
 }
 
 #[cfg(test)]

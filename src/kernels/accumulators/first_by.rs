@@ -53,7 +53,7 @@ impl FirstBy {
         if self.picks.get(g).is_none() || key < self.best[g].as_slice() {
             self.best[g].clear();
             self.best[g].extend_from_slice(key);
-            self.picks.set(g, at.0, at.1);
+            self.picks.set(g, at);
         }
     }
 }

@@ -50,9 +50,9 @@ impl Picks {
         self.at.get(g).copied().flatten()
     }
 
-    /// Makes row `row` of array `array` group `g`'s value.
-    pub fn set(&mut self, g: usize, array: usize, row: usize) {
-        self.at[g] = Some((array, row));
+    /// Makes `at`, (array, row), group `g`'s value.
+    pub fn set(&mut self, g: usize, at: (usize, usize)) {
+        self.at[g] = Some(at);
     }
 
     /// Keeps `other`'s arrays too; returns the index that its array 0 has
@@ -127,9 +127,9 @@ mod tests {
             let i = picks.add(&values);
             // Group 0 keeps the first value seen, group 1 takes the last.
             if b == 0 {
-                picks.set(0, i, 5);
+                picks.set(0, (i, 5));
             }
-            picks.set(1, i, batch_rows - 1);
+            picks.set(1, (i, batch_rows - 1));
             picks.compact().unwrap();
             assert!(picks.rows <= COMPACT_AFTER_ROWS + batch_rows);
         }
