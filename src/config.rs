@@ -20,7 +20,9 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::error::{Result, SlothError};
-use crate::memory::{default_memory_limit, format_bytes, parse_bytes, system_memory};
+use crate::memory::{
+    SpillCompression, default_memory_limit, format_bytes, parse_bytes, system_memory,
+};
 
 /// Where group-by and join operators run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -150,6 +152,8 @@ pub struct SessionConfig {
     /// Where operators spill what does not fit; `None` is the system's
     /// temp directory.
     pub temp_dir: Option<PathBuf>,
+    /// How spill files are compressed; none by default.
+    pub spill_compression: SpillCompression,
     /// The engine that runs the optimized plan.
     pub engine: Engine,
     /// The Ballista scheduler `--engine ballista` sends queries to
@@ -172,6 +176,7 @@ impl Default for SessionConfig {
             threads: 0,
             memory_limit: None,
             temp_dir: None,
+            spill_compression: SpillCompression::None,
             engine: Engine::default(),
             scheduler: None,
             enable_external_access: true,
@@ -202,6 +207,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
     (
         "temp_dir",
         "directory for spill files; default the system's temp directory",
+    ),
+    (
+        "spill_compression",
+        "how spill files are compressed: none, lz4 or zstd; default none",
     ),
     (
         "engine",
@@ -287,6 +296,12 @@ impl SessionConfig {
         self
     }
 
+    /// This config compressing spill files with `compression`.
+    pub fn with_spill_compression(mut self, compression: SpillCompression) -> Self {
+        self.spill_compression = compression;
+        self
+    }
+
     /// The memory limit in bytes, the default resolved.
     pub fn memory_limit_bytes(&self) -> u64 {
         self.memory_limit.unwrap_or_else(default_memory_limit)
@@ -356,6 +371,7 @@ impl SessionConfig {
                     dir => Some(PathBuf::from(dir)),
                 }
             }
+            "spill_compression" => self.spill_compression = value.parse()?,
             "enable_external_access" => {
                 self.enable_external_access = match value.to_ascii_lowercase().as_str() {
                     "true" | "on" | "1" => true,
@@ -391,6 +407,7 @@ impl SessionConfig {
                 bytes => format_bytes(bytes),
             },
             "temp_dir" => self.temp_dir_path().display().to_string(),
+            "spill_compression" => self.spill_compression.to_string(),
             "engine" => self.engine.to_string(),
             "scheduler" => self
                 .scheduler
@@ -520,6 +537,7 @@ mod tests {
             ("disabled_rules", "limit_pushdown,join_reorder"),
             ("memory_limit", "4 GiB"),
             ("temp_dir", "/tmp/spill"),
+            ("spill_compression", "zstd"),
         ] {
             c.set(name, value).unwrap();
             assert_eq!(c.get(name).unwrap(), value, "{name}");
@@ -546,6 +564,8 @@ mod tests {
         );
         assert!(c.set("memory_limit", "0").is_err());
         assert!(c.set("engine", "spark").is_err());
+        let codec = c.set("spill_compression", "gzip").unwrap_err().to_string();
+        assert!(codec.contains("none, lz4 or zstd, got 'gzip'"), "{codec}");
         assert_eq!(
             c.set("engine", "datafusion").is_ok(),
             cfg!(feature = "datafusion")

@@ -173,7 +173,8 @@ impl ExecContext {
             agg_split_groups: columnar::SPLIT_GROUPS,
             shared: Default::default(),
             pages: Default::default(),
-            spill: SpillDir::new(config.temp_dir_path(), memory.clone()),
+            spill: SpillDir::new(config.temp_dir_path(), memory.clone())
+                .with_compression(config.spill_compression),
             memory,
             cancel: CancelToken::default(),
         }

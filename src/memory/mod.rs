@@ -19,7 +19,8 @@ mod spill;
 mod system;
 
 pub(crate) use pool::{MemoryPool, Reservation};
+pub use pool::{PressureHook, set_pressure_hook};
 pub use size::{format_bytes, parse_bytes};
-pub use spill::remove_spill_dirs;
+pub use spill::{SpillCompression, remove_spill_dirs};
 pub(crate) use spill::{SpillDir, SpillFile, SpillWriter};
 pub use system::{default_memory_limit, system_memory};

@@ -1,4 +1,5 @@
-//! Spill files: Arrow IPC streams, LZ4-compressed, in a directory of the
+//! Spill files: Arrow IPC streams, uncompressed unless the
+//! `spill_compression` setting asks for LZ4 or Zstd, in a directory of the
 //! query's own under the temp directory.
 //!
 //! The directory is made on the first spill and removed with everything
@@ -24,6 +25,60 @@ use crate::error::{Result, SlothError};
 /// Prefix of spill directory names: `sloth-spill-<pid>-<n>`.
 const PREFIX: &str = "sloth-spill-";
 
+/// How spill files are compressed (the `spill_compression` setting).
+///
+/// None by default, as DataFusion's `spill_compression`: the files are
+/// written once and read once, mostly from the page cache, and compressing
+/// them costs more CPU than the disk saves. A 100M x 100M-row join under a
+/// 2 GB limit (`benches/memory/large_keys.py`, 2 cores, two passes each):
+/// 22.9-23.8 s uncompressed against 27.9-33.4 s with LZ4, whose compression
+/// took 19% of the samples; a 50M-key group-by 7.8-8.8 s against 9.7-11.4 s.
+/// Compression pays where the temp directory is small or slow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SpillCompression {
+    /// Buffers written as they are in memory.
+    #[default]
+    None,
+    /// LZ4 frames: fast, about half the size on typical columns.
+    Lz4,
+    /// Zstandard: smaller, slower.
+    Zstd,
+}
+
+impl std::str::FromStr for SpillCompression {
+    type Err = SlothError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "uncompressed" => Ok(SpillCompression::None),
+            "lz4" => Ok(SpillCompression::Lz4),
+            "zstd" => Ok(SpillCompression::Zstd),
+            _ => Err(SlothError::Config(format!(
+                "spill_compression is none, lz4 or zstd, got '{s}'"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for SpillCompression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SpillCompression::None => "none",
+            SpillCompression::Lz4 => "lz4",
+            SpillCompression::Zstd => "zstd",
+        })
+    }
+}
+
+impl SpillCompression {
+    fn codec(self) -> Option<CompressionType> {
+        match self {
+            SpillCompression::None => None,
+            SpillCompression::Lz4 => Some(CompressionType::LZ4_FRAME),
+            SpillCompression::Zstd => Some(CompressionType::ZSTD),
+        }
+    }
+}
+
 /// Where one query's spill files go.
 #[derive(Debug)]
 pub struct SpillDir {
@@ -31,6 +86,7 @@ pub struct SpillDir {
     dir: Mutex<Option<PathBuf>>,
     files: AtomicUsize,
     pool: Arc<MemoryPool>,
+    compression: SpillCompression,
 }
 
 impl SpillDir {
@@ -41,7 +97,14 @@ impl SpillDir {
             dir: Mutex::new(None),
             files: AtomicUsize::new(0),
             pool,
+            compression: SpillCompression::default(),
         }
+    }
+
+    /// These spill files compressed with `compression`.
+    pub fn with_compression(mut self, compression: SpillCompression) -> Self {
+        self.compression = compression;
+        self
     }
 
     /// The directory spill files go to, made now if it does not exist yet.
@@ -76,8 +139,7 @@ impl SpillDir {
         let n = self.files.fetch_add(1, Ordering::Relaxed);
         let path = self.dir()?.join(format!("{n}.arrows"));
         let file = File::create(&path).map_err(|e| spill_error(&path, e))?;
-        let options =
-            IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?;
+        let options = IpcWriteOptions::default().try_with_compression(self.compression.codec())?;
         let writer = StreamWriter::try_new_with_options(
             BufWriter::with_capacity(1 << 20, file),
             schema,
@@ -322,6 +384,24 @@ mod tests {
         drop(file);
         drop(spill);
         assert!(!dir.exists() && !live_dirs().contains(&dir));
+    }
+
+    #[test]
+    fn every_compression_reads_back_what_it_wrote() {
+        let root = tempfile::tempdir().unwrap();
+        let b = batch(5000);
+        let mut sizes = vec![];
+        for c in ["none", "lz4", "zstd"] {
+            let compression: SpillCompression = c.parse().unwrap();
+            assert_eq!(compression.to_string(), c);
+            let pool = MemoryPool::unbounded();
+            let spill = SpillDir::new(root.path().to_path_buf(), pool.clone())
+                .with_compression(compression);
+            let file = spill.spill(&b.schema(), std::slice::from_ref(&b)).unwrap();
+            assert_eq!(file.read_all().unwrap(), std::slice::from_ref(&b), "{c}");
+            sizes.push(pool.spilled().0);
+        }
+        assert!(sizes[1] < sizes[0] && sizes[2] < sizes[0], "{sizes:?}");
     }
 
     #[test]

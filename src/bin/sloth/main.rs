@@ -22,22 +22,28 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Keeps freed memory in the process instead of returning it to the
 /// kernel (mimalloc 3.3 purges it after 1 s), unless `MIMALLOC_PURGE_DELAY`
-/// says otherwise, or the memory limit was set (`--memory-limit`,
-/// `SLOTH_MEMORY_LIMIT`, `SET memory_limit` in the shell): then freed
-/// memory goes back after 10 ms. The
-/// price of keeping it: the process keeps its peak footprint until it
-/// exits (the REPL included), and a footprint that only grows does not
-/// keep to a limit. A group-by of 50M keys under `--memory-limit 2GB`
-/// (`benches/memory/large_keys.py`): 3.6 GB peak RSS in 13.4 s keeping
-/// freed memory, 2.4 GB in 16.7 s purging after 10 ms.
+/// says otherwise, or a query's reservations pass a quarter of its memory
+/// limit (the library's pressure hook, [`sloth::memory::set_pressure_hook`]):
+/// then freed memory goes back after 10 ms, until they fall below an
+/// eighth. The price of keeping it: the process keeps its peak footprint
+/// until it exits (the REPL included), and a footprint that only grows
+/// does not keep to a limit. A group-by of 50M keys under `--memory-limit
+/// 2GB` (`benches/memory/large_keys.py`): 3.6 GB peak RSS in 13.4 s
+/// keeping freed memory, 2.4 GB in 16.7 s purging after 10 ms. Purging
+/// whenever a limit was set slowed queries far below it: TPC-H SF 10 Q7
+/// under `--memory-limit 4GB` (69 MiB reserved) took 2.0-2.2 s against
+/// 1.6-1.9 s without the limit, freed pages faulted back in zeroed.
 ///
 /// A query that builds 10M-group tables frees and reallocates gigabytes, and
 /// each purged page comes back as a fault that zeroes it. db-benchmark
 /// group-by q10 (`sloth bench --runs 3`, three alternating pairs): median
 /// 2.55-2.75 s and 350K page faults with the 1 s delay; 2.24-2.38 s and 26K
 /// faults never purging.
-fn keep_freed_memory(limited: bool) {
-    purge_freed_memory_under_a_limit(limited);
+fn keep_freed_memory() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        purge_freed_memory(false);
+        sloth::memory::set_pressure_hook(purge_freed_memory);
+    }
     keep_c_heap_memory();
     no_transparent_huge_pages();
 }
@@ -65,22 +71,19 @@ fn no_transparent_huge_pages() {
 #[cfg(not(target_os = "linux"))]
 fn no_transparent_huge_pages() {}
 
-/// Returns freed memory to the kernel after 10 ms when `limited`, else
-/// never (see [`keep_freed_memory`]); the shell calls it again when `SET
-/// memory_limit` changes the limit.
-fn purge_freed_memory_under_a_limit(limited: bool) {
+/// Returns freed memory to the kernel after 10 ms while memory is
+/// `pressed`, else never (see [`keep_freed_memory`]).
+fn purge_freed_memory(pressed: bool) {
     // `mi_option_purge_delay` in mimalloc.h (v2 and v3 alike), which
     // libmimalloc-sys exposes only behind a feature needing another crate.
     const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
     unsafe extern "C" {
         fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
     }
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        let delay_ms = if limited { 10 } else { -1 };
-        // SAFETY: sets an integer option of the allocator linked above;
-        // mimalloc reads options atomically, so this is sound at any time.
-        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, delay_ms) };
-    }
+    let delay_ms = if pressed { 10 } else { -1 };
+    // SAFETY: sets an integer option of the allocator linked above;
+    // mimalloc reads options atomically, so this is sound at any time.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, delay_ms) };
 }
 
 /// The same for the C heap, which the Parquet reader's zstd uses: each
@@ -316,6 +319,9 @@ struct SessionFlags {
     /// Directory for spill files (default: the system's temp directory).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<String>,
+    /// How spill files are compressed: none (default), lz4 or zstd.
+    #[arg(long, value_name = "CODEC")]
+    spill_compression: Option<String>,
     /// What runs the optimized plan: sloth (default), datafusion (a build
     /// with the `datafusion` feature) or ballista (feature `ballista`).
     #[arg(long)]
@@ -362,6 +368,9 @@ impl SessionFlags {
         }
         if let Some(dir) = &self.temp_dir {
             config.set("temp_dir", dir)?;
+        }
+        if let Some(codec) = &self.spill_compression {
+            config.set("spill_compression", codec)?;
         }
         if let Some(engine) = &self.engine {
             config.set("engine", engine)?;
@@ -678,8 +687,6 @@ fn run_statement(
     to: Destination,
     shape: TableShape,
 ) -> Result<()> {
-    // `SET memory_limit` in an earlier statement may have set or reset it.
-    purge_freed_memory_under_a_limit(ctx.config().memory_limit.is_some());
     let progress = progress::Progress::start(ctx.cancel_token());
     // A query into a file streams into it.
     if let (Destination::File(path), Some(file_format)) = (&to, format.file_format())
@@ -1025,11 +1032,7 @@ fn report_file_size_limit_as_an_error() {
 fn report_file_size_limit_as_an_error() {}
 
 fn main() -> ExitCode {
-    // Read before the arguments are parsed, so that parsing's own
-    // allocations follow the policy too.
-    let limited = std::env::var_os("SLOTH_MEMORY_LIMIT").is_some()
-        || std::env::args_os().any(|a| a.to_string_lossy().starts_with("--memory-limit"));
-    keep_freed_memory(limited);
+    keep_freed_memory();
     report_file_size_limit_as_an_error();
     // A panic is reported as one `Error: internal error: ..` line (queries
     // catch their own; this catches the rest), not a message and backtrace;
