@@ -580,6 +580,40 @@ fn memory_limits_spill_stream_into_files_and_refuse_nonsense() {
         .unwrap();
     assert_eq!(back.num_rows(), 3);
     assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+    // Compressed spill files read back to the same sorted rows.
+    let sorted = |flags: &[&str]| {
+        let out = sloth()
+            .arg("sql")
+            .args(flags)
+            .arg("--data")
+            .arg(dir.path())
+            .args([
+                "--format",
+                "csv",
+                "-c",
+                "select name, id from t order by name desc",
+            ])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let whole = sorted(&[]);
+    assert_eq!(whole.lines().count(), 4, "{whole}");
+    for codec in ["none", "lz4", "zstd"] {
+        let spilled = sorted(&["--memory-limit", "1KiB", "--spill-compression", codec]);
+        assert_eq!(spilled, whole, "{codec}");
+    }
+    let out = sloth()
+        .args(["sql", "--spill-compression", "gzip", "-c", "select 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("spill_compression is none, lz4 or zstd") && err.lines().count() == 1,
+        "{err}"
+    );
     // Settings read back; a malformed size is one line and exit 1.
     let out = sloth()
         .args(["sql", "--memory-limit", "3GiB", "-c", "show memory_limit"])

@@ -24,15 +24,20 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// kernel (mimalloc 3.3 purges it after 1 s), unless `MIMALLOC_PURGE_DELAY`
 /// says otherwise, or a query's reservations pass a quarter of its memory
 /// limit (the library's pressure hook, [`sloth::memory::set_pressure_hook`]):
-/// then freed memory goes back after 10 ms, until they fall below an
-/// eighth. The price of keeping it: the process keeps its peak footprint
-/// until it exits (the REPL included), and a footprint that only grows
-/// does not keep to a limit. A group-by of 50M keys under `--memory-limit
-/// 2GB` (`benches/memory/large_keys.py`): 3.6 GB peak RSS in 13.4 s
-/// keeping freed memory, 2.4 GB in 16.7 s purging after 10 ms. Purging
-/// whenever a limit was set slowed queries far below it: TPC-H SF 10 Q7
-/// under `--memory-limit 4GB` (69 MiB reserved) took 2.0-2.2 s against
-/// 1.6-1.9 s without the limit, freed pages faulted back in zeroed.
+/// then freed memory goes back after 1 s, until they fall below an eighth.
+/// The price of keeping it: the process keeps its peak footprint until it
+/// exits (the REPL included), and a footprint that only grows does not
+/// keep to a limit. Purging whenever a limit was set slowed queries far
+/// below it: TPC-H SF 10 Q7 under `--memory-limit 4GB` (69 MiB reserved)
+/// took 2.0-2.2 s against 1.6-1.9 s without the limit, freed pages
+/// faulted back in zeroed. Under pressure, 1 s rather than 10 ms: a grace
+/// join or aggregate frees one partition's tables and builds the next
+/// one's within a second, reusing the memory. `benches/memory/large_keys.py`
+/// under `--memory-limit 2GB`, two passes each: the 50M-key group-by
+/// 7.1-8.1 s and 1.50 GB peak RSS with 1 s, 9.3-10.8 s and 1.40 GB with
+/// 10 ms; the 100M x 100M join 19.3-20.1 s and 1.69-1.77 GB, against
+/// 21.8-24.8 s and 1.55 GB. Never purging, the join's peak passed the
+/// limit (2.0 GB).
 ///
 /// A query that builds 10M-group tables frees and reallocates gigabytes, and
 /// each purged page comes back as a fault that zeroes it. db-benchmark
@@ -71,7 +76,7 @@ fn no_transparent_huge_pages() {
 #[cfg(not(target_os = "linux"))]
 fn no_transparent_huge_pages() {}
 
-/// Returns freed memory to the kernel after 10 ms while memory is
+/// Returns freed memory to the kernel after 1 s while memory is
 /// `pressed`, else never (see [`keep_freed_memory`]).
 fn purge_freed_memory(pressed: bool) {
     // `mi_option_purge_delay` in mimalloc.h (v2 and v3 alike), which
@@ -80,7 +85,7 @@ fn purge_freed_memory(pressed: bool) {
     unsafe extern "C" {
         fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
     }
-    let delay_ms = if pressed { 10 } else { -1 };
+    let delay_ms = if pressed { 1000 } else { -1 };
     // SAFETY: sets an integer option of the allocator linked above;
     // mimalloc reads options atomically, so this is sound at any time.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, delay_ms) };
