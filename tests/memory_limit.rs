@@ -152,6 +152,23 @@ fn aggregates_that_outgrow_the_limit_spill_and_agree() {
     assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
 }
 
+#[test]
+fn aggregate_states_that_grow_with_their_values_count_against_the_limit() {
+    // Thirteen groups, each holding thousands of values: little for the
+    // group tables, megabytes for the states that keep values, which
+    // spill only because those are counted.
+    let Contexts {
+        free, tight, temp, ..
+    } = contexts("12MiB");
+    for sql in [
+        "select w, string_agg(s, ',' order by v) as all_s, median(v), first(s) from t group by w",
+        "select w, string_agg(cast(k as varchar), ';' order by v) as ks, max(s), median(k) from t group by w",
+    ] {
+        assert_eq!(assert_agrees(&free, &tight, sql), 13, "{sql}");
+        assert_spills_and_cleans_up(&tight, sql, temp.path());
+    }
+}
+
 const JOINS: &[&str] = &[
     "select t.k, t.w, d.name from t join d on t.k = d.k",
     "select t.v, d.name from t left join d on t.k = d.k and t.w < d.x",

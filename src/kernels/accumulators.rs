@@ -53,6 +53,30 @@ pub trait Accumulator: Any + Send + Sync {
         dst: &[u32],
         num_groups: usize,
     ) -> Result<()>;
+    /// Bytes of state that grow with the values seen rather than with the
+    /// groups (input arrays held to pick from, collected values), which the
+    /// aggregate reserves beside its flat per-group estimate; 0 for
+    /// fixed-size states (sums, counts, extremes of numbers). Distinct
+    /// sets report 0 too: partitioning by the group keys cannot split one
+    /// group's set, so counting it would fail `count(distinct)` over few
+    /// groups under a small limit, where it ran before; spilling them needs
+    /// the distinct aggregate planned as a group-by on keys and value.
+    fn held_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// Bytes the rows of `a` take: of a slice, its share of the buffers it
+/// shares with the whole (an input split into batches keeps one buffer).
+fn slice_bytes(a: &ArrayRef) -> usize {
+    a.to_data()
+        .get_slice_memory_size()
+        .unwrap_or_else(|_| a.get_array_memory_size())
+}
+
+/// Bytes a vector's allocation takes.
+fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
 }
 
 /// Downcasts the other side of a merge to this accumulator's type.
@@ -129,15 +153,12 @@ pub fn create(
         },
         AggFunc::Var => Box::new(Moments::new(Moment::Var)),
         AggFunc::Std => Box::new(Moments::new(Moment::Std)),
-        AggFunc::Median => Box::new(Quantile {
-            q: 0.5,
-            values: vec![],
-        }),
+        AggFunc::Median => Box::new(Quantile::new(0.5)),
         AggFunc::Quantile(q) => {
             if !(0.0..=1.0).contains(&q) {
                 return Err(SlothError::plan(format!("quantile {q} is not in [0, 1]")));
             }
-            Box::new(Quantile { q, values: vec![] })
+            Box::new(Quantile::new(q))
         }
         AggFunc::Bivariate(stat) => Box::new(BivariateAcc {
             stat,
@@ -523,6 +544,8 @@ struct MinMaxRows {
     converter: RowConverter,
     /// Per group: the encoded row of its value so far.
     best: Vec<Option<Vec<u8>>>,
+    /// Bytes the rows in `best` hold, kept as they grow.
+    best_bytes: usize,
     picks: Picks,
 }
 
@@ -532,6 +555,7 @@ impl MinMaxRows {
             max,
             converter: RowConverter::new(vec![SortField::new(t.clone())])?,
             best: vec![],
+            best_bytes: 0,
             picks: Picks::default(),
         })
     }
@@ -550,8 +574,10 @@ impl MinMaxRows {
         };
         if better {
             let best = self.best[g].get_or_insert_with(Vec::new);
+            let before = best.capacity();
             best.clear();
             best.extend_from_slice(row);
+            self.best_bytes += best.capacity() - before;
             self.picks.set(g, at);
         }
     }
@@ -593,6 +619,9 @@ impl Accumulator for MinMaxRows {
     }
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         self.picks.finish(n)
+    }
+    fn held_bytes(&self) -> usize {
+        self.best_bytes + vec_bytes(&self.best) + self.picks.held_bytes()
     }
 }
 
@@ -638,6 +667,9 @@ impl Accumulator for Pick {
             }
         }
         self.picks.compact()
+    }
+    fn held_bytes(&self) -> usize {
+        self.picks.held_bytes()
     }
 }
 
@@ -812,6 +844,18 @@ impl Accumulator for Moments {
 struct Quantile {
     q: f64,
     values: Vec<Vec<f64>>,
+    /// Values held, over all groups.
+    count: usize,
+}
+
+impl Quantile {
+    fn new(q: f64) -> Self {
+        Quantile {
+            q,
+            values: vec![],
+            count: 0,
+        }
+    }
 }
 
 impl Accumulator for Quantile {
@@ -827,6 +871,7 @@ impl Accumulator for Quantile {
         for (&r, &g) in rows.iter().zip(groups) {
             if !nulls.is_some_and(|n| n.is_null(r as usize)) {
                 self.values[g as usize].push(v[r as usize]);
+                self.count += 1;
             }
         }
         Ok(())
@@ -837,6 +882,7 @@ impl Accumulator for Quantile {
         for (&s, &d) in src.iter().zip(dst) {
             if let Some(v) = other.values.get(s as usize) {
                 self.values[d as usize].extend_from_slice(v);
+                self.count += v.len();
             }
         }
         Ok(())
@@ -849,6 +895,9 @@ impl Accumulator for Quantile {
             .map(|v| quantile(v, self.q))
             .collect();
         Ok(Arc::new(out))
+    }
+    fn held_bytes(&self) -> usize {
+        self.count * std::mem::size_of::<f64>() + vec_bytes(&self.values)
     }
 }
 

@@ -37,9 +37,20 @@ struct Collected {
     arrays: Vec<ArrayRef>,
     arena: Vec<u8>,
     groups: Vec<Vec<Entry>>,
+    /// Entries held, over all groups.
+    entries: usize,
+    /// Bytes the arrays in `arrays` take, kept as they come.
+    array_bytes: usize,
 }
 
 impl Collected {
+    /// Bytes held: the input arrays, the sort keys and each group's entries.
+    fn held_bytes(&self) -> usize {
+        let arrays = self.array_bytes;
+        let entries = self.entries * std::mem::size_of::<Entry>();
+        arrays + self.arena.capacity() + entries + super::vec_bytes(&self.groups)
+    }
+
     fn new(order: Option<KeyOrder>, key_type: Option<&DataType>, skip_nulls: bool) -> Result<Self> {
         let converter = match (order, key_type) {
             (Some(o), Some(t)) => Some(RowConverter::new(vec![SortField::new_with_options(
@@ -57,6 +68,8 @@ impl Collected {
             arrays: vec![],
             arena: vec![],
             groups: vec![],
+            entries: 0,
+            array_bytes: 0,
         })
     }
 
@@ -80,6 +93,7 @@ impl Collected {
         };
         let batch = self.arrays.len() as u32;
         self.arrays.push(x.clone());
+        self.array_bytes += super::slice_bytes(x);
         let nulls = x.logical_nulls().filter(|_| self.skip_nulls);
         for (&r, &g) in rows.iter().zip(groups) {
             if nulls.as_ref().is_some_and(|n| n.is_null(r as usize)) {
@@ -95,6 +109,7 @@ impl Collected {
                 None => (0, 0),
             };
             self.groups[g as usize].push(Entry { batch, row: r, key });
+            self.entries += 1;
         }
         Ok(())
     }
@@ -105,11 +120,13 @@ impl Collected {
         grow(&mut self.groups, n, Vec::new());
         let (batches, bytes) = (self.arrays.len() as u32, self.arena.len() as u32);
         self.arrays.extend(other.arrays.iter().cloned());
+        self.array_bytes += other.array_bytes;
         self.arena.extend_from_slice(&other.arena);
         for (&s, &d) in src.iter().zip(dst) {
             let Some(entries) = other.groups.get(s as usize) else {
                 continue;
             };
+            self.entries += entries.len();
             self.groups[d as usize].extend(entries.iter().map(|e| Entry {
                 batch: e.batch + batches,
                 row: e.row,
@@ -198,6 +215,9 @@ impl Accumulator for StringAgg {
         }
         Ok(Arc::new(out.finish()))
     }
+    fn held_bytes(&self) -> usize {
+        self.values.held_bytes()
+    }
 }
 
 /// `array_agg(x [ORDER BY key])`: a list per group, null for a group of no
@@ -258,6 +278,9 @@ impl Accumulator for ArrayAgg {
             flat,
             Some(present),
         )?))
+    }
+    fn held_bytes(&self) -> usize {
+        self.values.held_bytes()
     }
 }
 

@@ -21,6 +21,8 @@ pub(super) struct FirstBy {
     converter: RowConverter,
     /// Per group: the best key so far, as row bytes.
     best: Vec<Vec<u8>>,
+    /// Bytes the keys in `best` hold, kept as they grow.
+    best_bytes: usize,
     /// Per group: where the best row's value is.
     picks: Picks,
 }
@@ -38,6 +40,7 @@ impl FirstBy {
                 options,
             )])?,
             best: vec![],
+            best_bytes: 0,
             picks: Picks::default(),
         })
     }
@@ -51,8 +54,10 @@ impl FirstBy {
     /// Ties keep the earlier row.
     fn offer(&mut self, g: usize, key: &[u8], at: (usize, usize)) {
         if self.picks.get(g).is_none() || key < self.best[g].as_slice() {
+            let before = self.best[g].capacity();
             self.best[g].clear();
             self.best[g].extend_from_slice(key);
+            self.best_bytes += self.best[g].capacity() - before;
             self.picks.set(g, at);
         }
     }
@@ -102,6 +107,9 @@ impl Accumulator for FirstBy {
     fn finish(&mut self, n: usize) -> Result<ArrayRef> {
         self.grow(n);
         self.picks.finish(n)
+    }
+    fn held_bytes(&self) -> usize {
+        self.best_bytes + super::vec_bytes(&self.best) + self.picks.held_bytes()
     }
 }
 

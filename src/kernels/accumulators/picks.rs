@@ -27,11 +27,18 @@ pub(super) struct Picks {
     arrays: Vec<ArrayRef>,
     /// Rows of `arrays`, together.
     rows: usize,
+    /// Bytes of `arrays`, together (slices counted by their rows).
+    bytes: usize,
     /// Per group: (index into `arrays`, row), or `None` for no value.
     at: Vec<Option<(usize, usize)>>,
 }
 
 impl Picks {
+    /// Bytes held: the arrays kept to pick from, and each group's place.
+    pub fn held_bytes(&self) -> usize {
+        self.bytes + super::vec_bytes(&self.at)
+    }
+
     /// Makes room for `n` groups.
     pub fn grow(&mut self, n: usize) {
         super::grow(&mut self.at, n, None);
@@ -41,6 +48,7 @@ impl Picks {
     /// for [`Picks::set`].
     pub fn add(&mut self, values: &ArrayRef) -> usize {
         self.rows += values.len();
+        self.bytes += super::slice_bytes(values);
         self.arrays.push(values.clone());
         self.arrays.len() - 1
     }
@@ -61,6 +69,7 @@ impl Picks {
         let offset = self.arrays.len();
         self.arrays.extend(other.arrays.iter().cloned());
         self.rows += other.rows;
+        self.bytes += other.bytes;
         offset
     }
 
@@ -79,6 +88,7 @@ impl Picks {
             }
         }
         self.rows = gathered.len();
+        self.bytes = super::slice_bytes(&gathered);
         self.arrays = vec![gathered];
         Ok(())
     }

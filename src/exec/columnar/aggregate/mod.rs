@@ -194,7 +194,12 @@ impl Spec<'_> {
             .map(GroupTable::memory_size)
             .sum();
         let state = groups * STATE_BYTES_PER_GROUP * self.aggs.len();
-        p.reservation.try_resize(tables + state)
+        // States that grow with the values (string extremes, collected
+        // values, distinct sets) on top.
+        let held: usize = (p.parts.iter().flat_map(|part| &part.accs))
+            .map(|acc| acc.held_bytes())
+            .sum();
+        p.reservation.try_resize(tables + state + held)
     }
 
     fn num_groups(part: &Part) -> usize {
