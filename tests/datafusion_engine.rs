@@ -242,3 +242,30 @@ fn what_has_no_translation_is_a_clear_error() {
         "{e}"
     );
 }
+
+#[test]
+fn the_memory_limit_and_spill_settings_reach_datafusion() {
+    // 200K distinct keys: megabytes of group state.
+    let n = 200_000i64;
+    let k: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+    let v: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 7)));
+    let batch = RecordBatch::try_from_iter([("k", k), ("v", v)]).unwrap();
+    let sql = "select count(*) from (select k, sum(v) from t group by k) g";
+    let run = |config: SessionConfig| {
+        let mut ctx = SqlContext::new().with_config(config.with_engine(Engine::DataFusion));
+        ctx.register("t", LazyFrame::from_batches(split(&batch, 8192)).unwrap());
+        ctx.sql(sql).unwrap().collect().map(|df| rows_of(&df))
+    };
+    let mut zstd = SessionConfig::new().with_spill_compression("zstd".parse().unwrap());
+    zstd.set("temp_dir", std::env::temp_dir().to_str().unwrap())
+        .unwrap();
+    assert_eq!(run(zstd).unwrap(), ["200000"]);
+    // Under a 1 KiB limit DataFusion's own memory pool refuses.
+    let e = run(SessionConfig::new().with_memory_limit(1024))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Resources exhausted") && !e.contains('\n'),
+        "{e}"
+    );
+}

@@ -34,12 +34,15 @@ mod udf;
 use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
+use datafusion::common::config::SpillCompression as DfSpillCompression;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
 use datafusion::logical_expr::LogicalPlan as DfPlan;
 use datafusion::prelude::{SessionConfig as DfConfig, SessionContext};
 
 use crate::config::SessionConfig;
 use crate::error::{Result, SlothError};
+use crate::memory::SpillCompression;
 use crate::plan::LogicalPlan;
 
 /// Runs `plan` (optimized by sloth) on DataFusion, or on Ballista when
@@ -51,7 +54,7 @@ pub fn collect(plan: &LogicalPlan, config: &SessionConfig) -> Result<Vec<RecordB
         if config.engine == crate::config::Engine::Ballista {
             return ballista::collect(plan, config).await;
         }
-        let ctx = SessionContext::new_with_state(state(config));
+        let ctx = SessionContext::new_with_state(state(config)?);
         let df_plan = translate(&ctx, plan, config)?;
         let frame = ctx.execute_logical_plan(df_plan).await.map_err(df_error)?;
         frame.collect().await.map_err(df_error)
@@ -65,7 +68,7 @@ pub fn collect(plan: &LogicalPlan, config: &SessionConfig) -> Result<Vec<RecordB
 /// Where `plan` goes and the DataFusion plan it translates to, indented,
 /// as `explain` shows them.
 pub fn explain(plan: &LogicalPlan, config: &SessionConfig) -> Result<String> {
-    let ctx = SessionContext::new_with_state(state(config));
+    let ctx = SessionContext::new_with_state(state(config)?);
     let df_plan = translate(&ctx, plan, config)?;
     let target = match (config.engine, &config.scheduler) {
         (crate::config::Engine::Ballista, Some(url)) => format!("Ballista at {url}"),
@@ -85,17 +88,31 @@ fn translate(ctx: &SessionContext, plan: &LogicalPlan, config: &SessionConfig) -
         .translate_root(plan)
 }
 
-/// A DataFusion planning state (`SessionState`) running on `config`'s threads, sloth's
-/// scalar functions registered by their `sloth_` names (a plan sent to a
-/// Ballista scheduler names them; the scheduler and executors look them
-/// up).
-fn state(config: &SessionConfig) -> SessionState {
+/// A DataFusion planning state (`SessionState`) running on `config`'s threads
+/// under its memory limit, spilling to its temp directory with its spill
+/// compression, sloth's scalar functions registered by their `sloth_`
+/// names (a plan sent to a Ballista scheduler names them; the scheduler
+/// and executors look them up).
+fn state(config: &SessionConfig) -> Result<SessionState> {
+    let mut df_config = DfConfig::new().with_target_partitions(partitions(config));
+    df_config.options_mut().execution.spill_compression = match config.spill_compression {
+        SpillCompression::None => DfSpillCompression::Uncompressed,
+        SpillCompression::Lz4 => DfSpillCompression::Lz4Frame,
+        SpillCompression::Zstd => DfSpillCompression::Zstd,
+    };
+    let limit = usize::try_from(config.memory_limit_bytes()).unwrap_or(usize::MAX);
+    let runtime = RuntimeEnvBuilder::new()
+        .with_memory_limit(limit, 1.0)
+        .with_temp_file_path(config.temp_dir_path())
+        .build_arc()
+        .map_err(df_error)?;
     let mut state = SessionStateBuilder::new()
-        .with_config(DfConfig::new().with_target_partitions(partitions(config)))
+        .with_config(df_config)
+        .with_runtime_env(runtime)
         .with_default_features()
         .build();
     register_functions(&mut state);
-    state
+    Ok(state)
 }
 
 /// Partitions DataFusion splits a query's work into: one per thread.
