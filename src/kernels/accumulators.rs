@@ -74,6 +74,15 @@ fn slice_bytes(a: &ArrayRef) -> usize {
         .unwrap_or_else(|_| a.get_array_memory_size())
 }
 
+/// Makes `held` hold `bytes`, adding what its allocation grew by to
+/// `counted` (the bytes a state's encoded rows take, kept as they grow).
+fn replace_counted(held: &mut Vec<u8>, bytes: &[u8], counted: &mut usize) {
+    let before = held.capacity();
+    held.clear();
+    held.extend_from_slice(bytes);
+    *counted += held.capacity() - before;
+}
+
 /// Bytes a vector's allocation takes.
 fn vec_bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * std::mem::size_of::<T>()
@@ -574,10 +583,7 @@ impl MinMaxRows {
         };
         if better {
             let best = self.best[g].get_or_insert_with(Vec::new);
-            let before = best.capacity();
-            best.clear();
-            best.extend_from_slice(row);
-            self.best_bytes += best.capacity() - before;
+            replace_counted(best, row, &mut self.best_bytes);
             self.picks.set(g, at);
         }
     }

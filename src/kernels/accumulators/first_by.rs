@@ -54,10 +54,7 @@ impl FirstBy {
     /// Ties keep the earlier row.
     fn offer(&mut self, g: usize, key: &[u8], at: (usize, usize)) {
         if self.picks.get(g).is_none() || key < self.best[g].as_slice() {
-            let before = self.best[g].capacity();
-            self.best[g].clear();
-            self.best[g].extend_from_slice(key);
-            self.best_bytes += self.best[g].capacity() - before;
+            super::replace_counted(&mut self.best[g], key, &mut self.best_bytes);
             self.picks.set(g, at);
         }
     }
