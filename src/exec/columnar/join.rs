@@ -252,7 +252,7 @@ impl JoinTable {
             while b != NONE {
                 probe_idx.push(i as u32);
                 build_idx.push(b);
-                b = self.keys.table.next[b as usize];
+                b = self.keys.table.next_row(b);
                 if let Some(f) = &self.filter
                     && probe_idx.len() - checked >= PAIR_CHUNK
                 {

@@ -30,8 +30,12 @@ pub struct BuildTable {
     offsets: Vec<u32>,
     /// First build row of each group (groups of all tables, concatenated).
     head: Vec<u32>,
-    /// The next build row with the same key, or [`NONE`].
-    pub next: Vec<u32>,
+    /// The next build row with the same key, or [`NONE`]; empty when no
+    /// two build rows share a key (most builds: a primary key), so that a
+    /// probe's match costs no read of it (a cache miss on a large build).
+    next: Vec<u32>,
+    /// Build rows, those with a null key included.
+    rows: usize,
     /// One table, every row a key of its own: group g is row `n - 1 - g`
     /// (rows go in last to first), found without reading `head` (one cache
     /// miss less per match on a large build side).
@@ -84,11 +88,17 @@ impl BuildTable {
                         .enumerate()
                         .all(|(g, &r)| r as usize == n - 1 - g)
             );
+            let keyed = if unique {
+                n
+            } else {
+                (0..n).filter(|&i| !encoded.is_null(i)).count()
+            };
             return BuildTable {
                 tables: vec![table],
                 offsets: vec![0],
+                next: chains_unless_distinct(next, head.len(), keyed),
                 head,
-                next,
+                rows: n,
                 unique,
                 gate: ProbeGate::new(encoded, hashes),
             };
@@ -146,8 +156,9 @@ impl BuildTable {
         BuildTable {
             tables,
             offsets,
+            next: chains_unless_distinct(next, head.len(), starts[partitions]),
             head,
-            next,
+            rows: n,
             unique: false,
             gate: ProbeGate::new(encoded, hashes),
         }
@@ -168,8 +179,14 @@ impl BuildTable {
         &self.tables[0]
     }
 
+    /// The build row after `row` with the same key, or [`NONE`].
+    #[inline]
+    pub fn next_row(&self, row: u32) -> u32 {
+        self.next.get(row as usize).copied().unwrap_or(NONE)
+    }
+
     /// The first build row matching each probe row into `out` (cleared
-    /// first), or [`NONE`]; more follow through [`BuildTable::next`].
+    /// first), or [`NONE`]; more follow through [`BuildTable::next_row`].
     /// `gated`: probe rows pass the Bloom filter first (while it pays); off
     /// for rows already known to match.
     pub fn first_rows(&self, keys: &KeyBatch, hashes: &[u64], gated: bool, out: &mut Vec<u32>) {
@@ -208,7 +225,7 @@ impl BuildTable {
                 find(i)
             }));
         }
-        let last_row = (self.next.len() as u32).wrapping_sub(1);
+        let last_row = (self.rows as u32).wrapping_sub(1);
         for g in out.iter_mut() {
             *g = match *g {
                 NONE => NONE,
@@ -217,6 +234,13 @@ impl BuildTable {
             };
         }
     }
+}
+
+/// The chains `next` of a build whose `keyed` rows (those with a key) fell
+/// in `groups` groups: empty when each group has one row, as then every
+/// chain ends at its first row.
+fn chains_unless_distinct(next: Vec<u32>, groups: usize, keyed: usize) -> Vec<u32> {
+    if groups == keyed { Vec::new() } else { next }
 }
 
 /// Inserts the `n` rows `row_at(0..n)` (in that order) into `table`,
@@ -281,5 +305,60 @@ impl ProbeGate {
         self.checked.fetch_add(hashes.len(), Ordering::Relaxed);
         self.passed.fetch_add(out.len(), Ordering::Relaxed);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Int64Array};
+
+    use super::*;
+
+    /// The build of `keys`, and the chain of build rows each of `probe`
+    /// matches, first row first.
+    fn chains(keys: Vec<Option<i64>>, probe: &[i64]) -> (BuildTable, Vec<Vec<u32>>) {
+        let keys: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(keys))];
+        let encoder = KeyEncoder::for_join_build(&keys).unwrap();
+        let mut hashes = Vec::new();
+        let encoded = encoder.encode(&keys, &mut hashes).unwrap();
+        let table = BuildTable::new(&encoder, &encoded, &hashes);
+        let probe: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(probe.to_vec()))];
+        let probe_keys = encoder.encode(&probe, &mut hashes).unwrap();
+        let mut first = Vec::new();
+        table.first_rows(&probe_keys, &hashes, false, &mut first);
+        let chains = first
+            .iter()
+            .map(|&row| {
+                std::iter::successors(Some(row).filter(|&r| r != NONE), |&r| {
+                    Some(table.next_row(r)).filter(|&r| r != NONE)
+                })
+                .collect()
+            })
+            .collect();
+        (table, chains)
+    }
+
+    #[test]
+    fn rows_sharing_a_key_chain_in_row_order_and_null_keys_match_nothing() {
+        let (table, found) = chains(vec![Some(7), None, Some(7), Some(3), Some(7)], &[7, 3, 5]);
+        assert_eq!(found, vec![vec![0, 2, 4], vec![3], vec![]]);
+        assert!(!table.next.is_empty());
+    }
+
+    #[test]
+    fn distinct_keys_keep_no_chains_small_builds_and_partitioned_ones_alike() {
+        let (table, found) = chains(vec![Some(4), None, Some(9)], &[9, 4, 1]);
+        assert_eq!(found, vec![vec![2], vec![0], vec![]]);
+        assert!(table.next.is_empty());
+        // Large enough for a partitioned build, its rows in a scattered order.
+        let n = PARALLEL_BUILD_ROWS as i64 * 2;
+        let keys = (0..n).map(|i| Some((i * 7919) % n)).collect();
+        let (table, found) = chains(keys, &[0, 7919, n - 1, n]);
+        assert!(table.tables.len() > 1 && table.next.is_empty());
+        let row_of = |k: i64| (0..n).find(|i| (i * 7919) % n == k).unwrap() as u32;
+        let expected = vec![vec![0], vec![1], vec![row_of(n - 1)], vec![]];
+        assert_eq!(found, expected);
     }
 }
