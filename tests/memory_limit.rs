@@ -326,13 +326,13 @@ fn a_cross_join_within_the_limit_agrees_and_one_past_it_is_a_clear_error() {
     assert!(e.to_string().contains("cross join"), "{e}");
 }
 
-/// An aggregate over a join whose build side outgrows the limit reads the
-/// join's output back from disk, partition by partition, instead of
-/// holding it whole: every join kind agrees with the unlimited run (and
-/// the row-wise executor), the profile says so where both sides are
-/// scans, and the temp directory is empty afterwards.
+/// An aggregate over a join whose build side outgrows the limit joins the
+/// partitions the join wrote to disk one pair at a time as it reads them,
+/// never holding the join's output whole: every join kind agrees with the
+/// unlimited run (and the row-wise executor), the profile says so where
+/// both sides are scans, and the temp directory is empty afterwards.
 #[test]
-fn aggregates_over_joins_from_disk_read_the_output_back_by_partition() {
+fn aggregates_over_joins_from_disk_join_each_pair_of_partitions_as_they_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let temp = tempfile::tempdir().unwrap();
     let free = context(None, dir.path(), temp.path());
@@ -346,7 +346,7 @@ fn aggregates_over_joins_from_disk_read_the_output_back_by_partition() {
     for sql in counted.iter().map(String::as_str).chain([grouped]) {
         assert!(assert_agrees(&free, &tight, sql) >= 1, "{sql}");
         let profile = tight.sql(sql).unwrap().profile().unwrap();
-        read_back += usize::from(profile.contains("output read by partition"));
+        read_back += usize::from(profile.contains("joined as the consumer reads them"));
     }
     assert!(
         read_back >= 1,

@@ -13,7 +13,7 @@ pub mod rowwise;
 mod shared;
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arrow::record_batch::RecordBatch;
@@ -123,7 +123,7 @@ pub struct ExecContext {
     /// The memory budget operators reserve from (`config.memory_limit`).
     pub memory: std::sync::Arc<MemoryPool>,
     /// Where operators spill; emptied and removed when the context goes.
-    pub spill: SpillDir,
+    pub spill: Arc<SpillDir>,
     /// Stops the query between operators and between units of input.
     pub cancel: CancelToken,
 }
@@ -173,8 +173,10 @@ impl ExecContext {
             agg_split_groups: columnar::SPLIT_GROUPS,
             shared: Default::default(),
             pages: Default::default(),
-            spill: SpillDir::new(config.temp_dir_path(), memory.clone())
-                .with_compression(config.spill_compression),
+            spill: Arc::new(
+                SpillDir::new(config.temp_dir_path(), memory.clone())
+                    .with_compression(config.spill_compression),
+            ),
             memory,
             cancel: CancelToken::default(),
         }

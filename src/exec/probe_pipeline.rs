@@ -25,7 +25,7 @@
 //! before (materialized, spilling), and its output feeds the morsels.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::columnar::{self, JoinSide, JoinSpec, MorselInput, ProbeStep};
@@ -67,6 +67,8 @@ enum Rows {
     JoinedBy(Arc<ProbeStep>),
     /// Counted already.
     Known(usize),
+    /// Counted as the consumer reads (a grace join's deferred partitions).
+    Counted(Arc<AtomicUsize>),
 }
 
 struct FusedNode<'p> {
@@ -100,6 +102,7 @@ impl Fused<'_> {
                 Rows::ProbedInto(step) => step.rows_in.load(Ordering::Relaxed),
                 Rows::JoinedBy(step) => step.rows_out.load(Ordering::Relaxed),
                 Rows::Known(n) => *n,
+                Rows::Counted(n) => n.load(Ordering::Relaxed),
             };
             let (note, time) = match output {
                 Some(time) if Some(node.id) == top => match node.note.as_str() {
@@ -223,9 +226,10 @@ fn opens(plan: &PhysicalPlan, ctx: &ExecContext) -> bool {
 enum JoinWay {
     /// As a probe step of one side's morsels ([`orientation`]).
     Probe(Orientation),
-    /// As a grace join of two scans from disk, its output read by
-    /// partition: the build side is expected past the memory limit (`why`).
-    FromDisk { stream_left: bool, why: SlothError },
+    /// As a grace join of two scans from disk, its pairs of partitions
+    /// joined as the consumer reads them: the build side is expected past
+    /// the memory limit.
+    FromDisk { stream_left: bool },
 }
 
 /// How the join `plan` runs inside its consumer, if it can.
@@ -241,19 +245,18 @@ fn join_way(plan: &PhysicalPlan, ctx: &ExecContext) -> Option<JoinWay> {
     }
     let stream_left = streamable_rows(left)? > streamable_rows(right)?;
     let built = if stream_left { right } else { left };
-    let why = too_large_to_build(built, ctx)?;
-    Some(JoinWay::FromDisk { stream_left, why })
+    too_large_to_build(built, ctx)?;
+    Some(JoinWay::FromDisk { stream_left })
 }
 
 /// Opens the join `plan` (at `id`) of two scans from disk
 /// ([`JoinWay::FromDisk`], the left side streaming when `stream_left`):
-/// both sides go to spill files by key, each partition is joined and its
-/// output kept in memory within the limit or written to a spill file of its
-/// own past it, and the consumer reads those as morsels.
+/// both sides go to spill files by key, and each pair of partitions is a
+/// morsel unit that the consumer joins as it reads it.
 fn open_from_disk<'p>(
     plan: &'p PhysicalPlan,
     ctx: &ExecContext,
-    (stream_left, why): (bool, SlothError),
+    stream_left: bool,
     (id, next_id, depth): (usize, &mut usize, usize),
     opened: &mut Fused<'p>,
 ) -> Result<MorselInput> {
@@ -269,32 +272,32 @@ fn open_from_disk<'p>(
     let build = ctx.morsels(built)?.ok_or_else(not_a_scan)?;
     let probe = ctx.morsels(streamed)?.ok_or_else(not_a_scan)?;
     let start = Instant::now();
-    let (units, held) = columnar::hash_join_from_disk_to_units(
+    let joined = Arc::new(AtomicUsize::new(0));
+    let units = columnar::hash_join_from_disk_deferred(
         (&build, built.schema()),
         (&probe, streamed.schema()),
         !stream_left,
-        &spec,
-        why,
+        (&spec, ctx.spill.clone()),
+        joined.clone(),
     )?;
     let time = start.elapsed();
     opened.build_time += time;
     let read = |m: &MorselInput| m.rows.load(Ordering::Relaxed);
     record_fused(built, ctx, &mut built_id, depth + 1, read(&build));
     record_fused(streamed, ctx, &mut streamed_id, depth + 1, read(&probe));
-    let spilled = (units.iter())
-        .filter(|u| matches!(u, crate::io::ScanUnit::Spilled(_)))
-        .count();
     opened.nodes.push(FusedNode {
         id,
         depth,
         plan,
-        rows: Rows::Known(units.iter().map(|u| u.num_rows()).sum()),
+        rows: Rows::Counted(joined),
         note: format!(
-            "both sides partitioned to disk from their scans; output read by partition, {spilled} spilled"
+            "both sides partitioned to disk from their scans (time: the partitioning); \
+             {} pairs of partitions joined as the consumer reads them",
+            units.len()
         ),
         time,
     });
-    Ok(MorselInput::from_units(units, schema, held))
+    Ok(MorselInput::from_units(units, schema))
 }
 
 /// Opens `plan` (which [`open`] found opens) as morsels, adding its nodes
@@ -324,9 +327,8 @@ fn open_into<'p>(
         }
         PhysicalPlan::HashJoin { .. } => match join_way(plan, ctx) {
             Some(JoinWay::Probe(o)) => open_join(plan, ctx, o, (id, next_id, depth), opened),
-            Some(JoinWay::FromDisk { stream_left, why }) => {
-                let way = (stream_left, why);
-                open_from_disk(plan, ctx, way, (id, next_id, depth), opened)
+            Some(JoinWay::FromDisk { stream_left }) => {
+                open_from_disk(plan, ctx, stream_left, (id, next_id, depth), opened)
             }
             None => Err(SlothError::Internal("a join that does not open".into())),
         },

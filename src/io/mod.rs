@@ -84,6 +84,17 @@ pub enum ScanUnit {
     ParquetRowGroup(parquet::RowGroupUnit),
     /// Rows an operator wrote to a spill file, read back with the unit.
     Spilled(std::sync::Arc<crate::memory::SpillFile>),
+    /// Rows an operator computes when the unit is read (a grace join's
+    /// partition, joined only then).
+    Deferred(std::sync::Arc<DeferredUnit>),
+}
+
+/// The work behind a [`ScanUnit::Deferred`].
+pub struct DeferredUnit {
+    /// Rows the unit is expected to hand over (it cannot know before).
+    pub rows_expected: usize,
+    /// Computes the unit's rows; called once per read.
+    pub compute: Box<dyn Fn() -> Result<Vec<RecordBatch>> + Send + Sync>,
 }
 
 impl ScanUnit {
@@ -92,10 +103,21 @@ impl ScanUnit {
         match self {
             ScanUnit::Batch(b) => Ok(filter.apply(b.clone())?.into_iter().collect()),
             ScanUnit::ParquetRowGroup(u) => u.read(filter),
-            ScanUnit::Spilled(f) => (f.read()?)
+            ScanUnit::Spilled(_) | ScanUnit::Deferred(_) => (self.batches()?)
                 .filter_map(|b| b.and_then(|b| filter.apply(b)).transpose())
                 .collect(),
         }
+    }
+
+    /// The batches of a spilled or deferred unit, before any filter.
+    fn batches(&self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>>>> {
+        Ok(match self {
+            ScanUnit::Spilled(f) => Box::new(f.read()?),
+            ScanUnit::Deferred(d) => Box::new((d.compute)()?.into_iter().map(Ok)),
+            ScanUnit::Batch(_) | ScanUnit::ParquetRowGroup(_) => {
+                unreachable!("batches() is for spilled and deferred units")
+            }
+        })
     }
 
     /// The smallest and largest value of integer-like column `column` in
@@ -104,7 +126,7 @@ impl ScanUnit {
     pub(crate) fn int_range(&self, column: usize) -> Option<(i64, i64)> {
         match self {
             ScanUnit::ParquetRowGroup(u) => u.int_range(column),
-            ScanUnit::Batch(_) | ScanUnit::Spilled(_) => None,
+            ScanUnit::Batch(_) | ScanUnit::Spilled(_) | ScanUnit::Deferred(_) => None,
         }
     }
 
@@ -114,6 +136,7 @@ impl ScanUnit {
             ScanUnit::Batch(b) => b.num_rows(),
             ScanUnit::ParquetRowGroup(u) => u.num_rows(),
             ScanUnit::Spilled(f) => f.rows(),
+            ScanUnit::Deferred(d) => d.rows_expected,
         }
     }
 
@@ -135,7 +158,7 @@ impl ScanUnit {
                 .into_iter()
                 .collect()),
             ScanUnit::ParquetRowGroup(u) => u.read_selected(filter, select, codes),
-            ScanUnit::Spilled(f) => (f.read()?)
+            ScanUnit::Spilled(_) | ScanUnit::Deferred(_) => (self.batches()?)
                 .filter_map(|b| {
                     b.and_then(|b| filter.filter_or_select(b, select))
                         .transpose()

@@ -551,25 +551,25 @@ pub fn hash_join_streaming(
     Ok((out, key_filter.map(|f| f.counts())))
 }
 
-/// [`hash_join_from_disk`] with each partition's output handed on as
-/// units as soon as it is joined (kept in memory within the query's
-/// memory, the reservation returned; spilled past it), which a consumer
-/// reads one at a time: the join's output is not held whole either.
-pub fn hash_join_from_disk_to_units(
+/// [`hash_join_from_disk`] with each pair of partitions joined only when
+/// a consumer reads its unit: the join's output is never held whole.
+/// `spill` is `spec`'s spill directory, shared with the units; `rows`
+/// counts the rows they hand over.
+pub fn hash_join_from_disk_deferred(
     (build, build_schema): (&MorselInput, SchemaRef),
     (probe, probe_schema): (&MorselInput, SchemaRef),
     build_is_left: bool,
-    spec: &JoinSpec<'_>,
-    why: SlothError,
-) -> Result<(Vec<crate::io::ScanUnit>, crate::memory::Reservation)> {
+    (spec, spill): (&JoinSpec<'_>, Arc<crate::memory::SpillDir>),
+    rows: Arc<std::sync::atomic::AtomicUsize>,
+) -> Result<Vec<crate::io::ScanUnit>> {
     let read_build = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| build.for_each_ordered(emit);
     let read_probe = |emit: &mut dyn FnMut(RecordBatch) -> Result<()>| probe.for_each_ordered(emit);
-    super::join_spill::grace_join_sides_to_units(
+    super::join_spill::grace_join_sides_deferred(
         (&read_build, build_schema),
         (&read_probe, probe_schema),
         build_is_left,
-        spec,
-        (0, why),
+        (spec, spill),
+        rows,
     )
 }
 

@@ -22,7 +22,7 @@ use crate::physical::PhysicalPlan;
 pub use aggregate::{SPLIT_GROUPS, hash_aggregate};
 pub use join::{
     BUILD_BYTES_PER_ROW, JoinSide, JoinSpec, cross_join, hash_join, hash_join_from_disk,
-    hash_join_from_disk_to_units, hash_join_streaming, probe_table,
+    hash_join_from_disk_deferred, hash_join_streaming, probe_table,
 };
 pub use morsel::{MorselInput, ProbeStep};
 pub use pipeline::run_pipeline;

@@ -102,8 +102,6 @@ pub struct MorselInput {
     codes: Vec<usize>,
     /// Stops reading when the query is cancelled.
     cancel: crate::exec::CancelToken,
-    /// The memory of units held in memory, while they are read.
-    held: Option<crate::memory::Reservation>,
 }
 
 impl MorselInput {
@@ -118,21 +116,15 @@ impl MorselInput {
             select: false,
             codes: vec![],
             cancel: Default::default(),
-            held: None,
         }
     }
 
-    /// Input an operator made as `units` of rows of `schema` (batches it
-    /// kept within `held`, files it spilled), each read back as a unit.
-    pub fn from_units(
-        units: Vec<ScanUnit>,
-        schema: &SchemaRef,
-        held: crate::memory::Reservation,
-    ) -> Self {
+    /// Input an operator made as `units` of rows of `schema` (files it
+    /// spilled, work it deferred), each read as a unit.
+    pub fn from_units(units: Vec<ScanUnit>, schema: &SchemaRef) -> Self {
         let mut input = Self::from_batches(vec![]);
         input.width = schema.fields().len();
         input.units = units;
-        input.held = Some(held);
         input
     }
 
@@ -326,7 +318,6 @@ impl MorselInput {
                 select: false,
                 codes: vec![],
                 cancel: Default::default(),
-                held: None,
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => {
                 Self::stream(input, pages)?.map(|mut m| {
