@@ -79,7 +79,8 @@ impl BuildTable {
         if partitions == 1 {
             let mut table = GroupTable::for_batch(encoder, encoded);
             let last_to_first = |j: usize| (n - 1 - j, n - 1 - j);
-            let head = chain(&mut table, encoded, hashes, (n, last_to_first), &mut next);
+            let Chained { head, repeated } =
+                chain(&mut table, encoded, hashes, (n, last_to_first), &mut next);
             let unique = head.len() == n;
             debug_assert!(
                 !unique
@@ -88,15 +89,10 @@ impl BuildTable {
                         .enumerate()
                         .all(|(g, &r)| r as usize == n - 1 - g)
             );
-            let keyed = if unique {
-                n
-            } else {
-                (0..n).filter(|&i| !encoded.is_null(i)).count()
-            };
             return BuildTable {
                 tables: vec![table],
                 offsets: vec![0],
-                next: chains_unless_distinct(next, head.len(), keyed),
+                next: if repeated { next } else { Vec::new() },
                 head,
                 rows: n,
                 unique,
@@ -124,7 +120,7 @@ impl BuildTable {
         }
         // Each partition chains its rows into a `next` of its own, indexed
         // like its slice of `order`; the slices are stitched in afterwards.
-        let built: Vec<(GroupTable, Vec<u32>, Vec<u32>)> = (0..partitions)
+        let built: Vec<(GroupTable, Chained, Vec<u32>)> = (0..partitions)
             .into_par_iter()
             .map(|p| {
                 let rows = &order[starts[p]..starts[p + 1]];
@@ -132,22 +128,24 @@ impl BuildTable {
                 let m = rows.len();
                 let mut local_next = vec![NONE; m];
                 let last_to_first = |j: usize| (m - 1 - j, rows[m - 1 - j] as usize);
-                let head = chain(
+                let chained = chain(
                     &mut table,
                     encoded,
                     hashes,
                     (m, last_to_first),
                     &mut local_next,
                 );
-                (table, head, local_next)
+                (table, chained, local_next)
             })
             .collect();
         let mut tables = Vec::with_capacity(partitions);
         let mut offsets = Vec::with_capacity(partitions);
         let mut head = Vec::new();
-        for (p, (table, part_head, local_next)) in built.into_iter().enumerate() {
+        let mut repeated = false;
+        for (p, (table, chained, local_next)) in built.into_iter().enumerate() {
+            repeated |= chained.repeated;
             offsets.push(head.len() as u32);
-            head.extend(part_head);
+            head.extend(chained.head);
             for (&i, nx) in order[starts[p]..starts[p + 1]].iter().zip(local_next) {
                 next[i as usize] = nx;
             }
@@ -156,7 +154,7 @@ impl BuildTable {
         BuildTable {
             tables,
             offsets,
-            next: chains_unless_distinct(next, head.len(), starts[partitions]),
+            next: if repeated { next } else { Vec::new() },
             head,
             rows: n,
             unique: false,
@@ -236,30 +234,24 @@ impl BuildTable {
     }
 }
 
-/// The chains `next` of a build whose `keyed` rows (those with a key) fell
-/// in `groups` groups: empty when each group has one row, as then every
-/// chain ends at its first row.
-fn chains_unless_distinct(next: Vec<u32>, groups: usize, keyed: usize) -> Vec<u32> {
-    if groups == keyed { Vec::new() } else { next }
-}
-
 /// Inserts the `n` rows `row_at(0..n)` (in that order) into `table`,
 /// prepending each to its key's chain; rows with a null key are left out.
-/// Returns each group's first row. `row_at(j)` is a row and the slot of
-/// `next` that holds the row after it in its chain (the row itself for a
-/// whole build; its place in the partition for a partition's build).
+/// `row_at(j)` is a row and the slot of `next` that holds the row after it
+/// in its chain (the row itself for a whole build; its place in the
+/// partition for a partition's build).
 fn chain(
     table: &mut GroupTable,
     encoded: &KeyBatch,
     hashes: &[u64],
     (n, row_at): (usize, impl Fn(usize) -> (usize, usize)),
     next: &mut [u32],
-) -> Vec<u32> {
+) -> Chained {
     // Room for every row's key up front: build keys are mostly distinct
     // (a primary key), and a table grown by doubling rehashes all it holds
     // each time.
     table.reserve(n);
     let mut head: Vec<u32> = Vec::new();
+    let mut repeated = false;
     for j in 0..n {
         // The slot of a row a few ahead is fetched now, so that the cache
         // misses of a table larger than the caches overlap (a quarter of
@@ -272,11 +264,22 @@ fn chain(
         let g = table.find_or_insert(encoded, hashes[i], i) as usize;
         if g == head.len() {
             head.push(NONE);
+        } else {
+            repeated = true;
         }
         next[slot] = head[g];
         head[g] = i as u32;
     }
-    head
+    Chained { head, repeated }
+}
+
+/// What [`chain`] made of its rows.
+struct Chained {
+    /// Each group's first row.
+    head: Vec<u32>,
+    /// Whether a key had more than one row (else every chain ends at its
+    /// first row).
+    repeated: bool,
 }
 
 impl ProbeGate {

@@ -33,28 +33,11 @@ use crate::plan::JoinType;
 /// partition; `level` is this pass's depth of partitioning and `why` the
 /// reservation that failed.
 pub(super) fn grace_join(
-    readers: [Reader<'_>; 2],
-    schemas: [SchemaRef; 2],
-    spec: &JoinSpec<'_>,
-    why: (u32, SlothError),
-) -> Result<Vec<RecordBatch>> {
-    let mut out = Vec::new();
-    grace_join_into(readers, schemas, spec, why, &mut |batches| {
-        out.extend(batches);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-/// [`grace_join`], each partition's output handed to `emit` as soon as
-/// that partition is joined.
-fn grace_join_into(
     [left, right]: [Reader<'_>; 2],
     [left_schema, right_schema]: [SchemaRef; 2],
     spec: &JoinSpec<'_>,
     (level, why): (u32, SlothError),
-    emit: &mut dyn FnMut(Vec<RecordBatch>) -> Result<()>,
-) -> Result<()> {
+) -> Result<Vec<RecordBatch>> {
     if level >= MAX_SPILL_LEVELS {
         return Err(SlothError::MemoryLimit(format!(
             "hash join: the build rows of one key range still do not fit after \
@@ -64,19 +47,20 @@ fn grace_join_into(
     let spill = spec.budget.spill;
     let left_files = partition_to_disk(left, spec.left_keys, spill, level)?;
     let right_files = partition_to_disk(right, spec.right_keys, spill, level)?;
+    let mut out = Vec::new();
     for (l, r) in left_files.into_iter().zip(right_files) {
         if l.is_none() && r.is_none() {
             continue;
         }
         let (l, r) = (read_all(l.as_ref())?, read_all(r.as_ref())?);
-        emit(join_at_level(
+        out.extend(join_at_level(
             (l, left_schema.clone()),
             (r, right_schema.clone()),
             spec,
             level + 1,
-        )?)?;
+        )?);
     }
-    Ok(())
+    Ok(out)
 }
 
 /// [`grace_join`] of a join's build and probe sides, each a reader and
