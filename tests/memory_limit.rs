@@ -354,3 +354,34 @@ fn aggregates_over_joins_from_disk_join_each_pair_of_partitions_as_they_read_it(
     );
     assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
 }
+
+/// A sort or top-k over a join reads the join as its probe side's morsels
+/// and never holds the join's output: a top-k keeps each thread's first
+/// rows (under a limit that refuses a whole run, cut at every batch), a
+/// full sort spills runs; both agree with the unlimited run row for row and with
+/// the row-wise executor.
+#[test]
+fn sorts_over_joins_stream_the_join_and_top_k_holds_only_its_first_rows() {
+    let Contexts {
+        free,
+        tight,
+        temp,
+        _data,
+    } = contexts("2MiB");
+    let top = "select p.k, p.s, d.name, p.v from p join d on p.k = d.k \
+               order by p.v desc, d.name limit 7";
+    let sorted_join = "select p.v, d.name from p join d on p.k = d.k where p.w < 9 \
+                       order by d.name, p.v";
+    for sql in [top, sorted_join] {
+        let expected = run(&free, sql);
+        assert_eq!(run(&tight, sql), expected, "{sql}");
+        assert!(assert_agrees(&free, &tight, sql) >= 7, "{sql}");
+        let profile = free.sql(sql).unwrap().profile().unwrap();
+        assert!(profile.contains("input streamed"), "{sql}: {profile}");
+        assert!(
+            profile.contains("morsels, fused into parent"),
+            "{sql}: {profile}"
+        );
+    }
+    assert_spills_and_cleans_up(&tight, sorted_join, temp.path());
+}

@@ -11,6 +11,7 @@ pub mod datafusion;
 mod probe_pipeline;
 pub mod rowwise;
 mod shared;
+mod streamed_sort;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -387,45 +388,13 @@ pub fn execute_into(
             opened.fused.record_as_output(ctx, rows, start.elapsed());
             return Ok(());
         }
-        if let PhysicalPlan::Sort {
-            input, keys, limit, ..
-        } = plan
+        if let Some((sort, input)) = streamed_sort::SortOf::of(plan)
             && let Some(opened) = probe_pipeline::open(input, ctx, &mut 1, 1)?
         {
             let probe_pipeline::Opened { morsels, fused } = opened;
-            let (sender, batches) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(4);
-            let spec = columnar::SortSpec {
-                schema: &input.schema(),
-                keys,
-                limit: *limit,
-                reservation: ctx.memory.reservation("sort"),
-                spill: &ctx.spill,
-            };
-            // The reader runs beside the sort, handing batches over a
-            // bounded channel: the input is never held whole.
-            std::thread::scope(|scope| -> Result<()> {
-                let reader = scope.spawn(|| {
-                    let sent = ctx.config.install(|| {
-                        morsels.for_each_ordered(&mut |b| {
-                            sender.send(Ok(b)).map_err(|_| {
-                                crate::error::SlothError::Internal("sort input closed".into())
-                            })
-                        })
-                    });
-                    if let Err(e) = sent {
-                        let _ = sender.send(Err(e));
-                    }
-                    drop(sender);
-                });
-                let sorted = columnar::external_sort(batches.iter(), spec, emit);
-                drop(batches);
-                reader
-                    .join()
-                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-                sorted
-            })?;
+            let how = sort.run(&morsels, ctx, emit)?;
             let rows = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
-            let note = "streamed into the output".to_string();
+            let note = format!("{how}; streamed into the output");
             ctx.record(0, 0, plan, &[], start.elapsed() - fused.build_time, note);
             fused.record(ctx, rows);
             return Ok(());
@@ -499,6 +468,9 @@ fn run_node(
         let fused = match plan {
             PhysicalPlan::HashAggregate { .. } => {
                 run_fused_aggregate(plan, None, ctx, next_id, (id, depth))?
+            }
+            PhysicalPlan::Sort { .. } => {
+                streamed_sort::run_streamed_sort(plan, ctx, next_id, (id, depth))?
             }
             // Not where the aggregate is offered to the GPU or its result
             // is shared with another use of the same subplan.

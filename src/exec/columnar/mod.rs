@@ -9,6 +9,7 @@ mod morsel;
 mod pipeline;
 mod sort;
 mod spill_partition;
+mod top_k;
 mod window;
 mod window_aggregate;
 mod window_frame;
@@ -27,6 +28,7 @@ pub use join::{
 pub use morsel::{MorselInput, ProbeStep};
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
+pub use top_k::{runs_per_thread, top_k_per_thread};
 pub use window::WindowSpec;
 pub use window_spill::{WindowMemory, window_within};
 
@@ -126,6 +128,7 @@ pub fn run_operator(
                 keys,
                 limit: *limit,
                 reservation: ctx.memory.reservation("sort"),
+                max_run: usize::MAX,
                 spill: &ctx.spill,
             },
         ),
