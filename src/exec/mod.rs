@@ -391,8 +391,8 @@ pub fn execute_into(
         if let Some((sort, input)) = streamed_sort::SortOf::of(plan)
             && let Some(opened) = probe_pipeline::open(input, ctx, &mut 1, 1)?
         {
-            let probe_pipeline::Opened { morsels, fused } = opened;
-            let how = sort.run(&morsels, ctx, emit)?;
+            let probe_pipeline::Opened { mut morsels, fused } = opened;
+            let how = sort.run(&mut morsels, ctx, emit)?;
             let rows = morsels.rows.load(std::sync::atomic::Ordering::Relaxed);
             let note = format!("{how}; streamed into the output");
             ctx.record(0, 0, plan, &[], start.elapsed() - fused.build_time, note);

@@ -15,6 +15,7 @@
 //! thread beside an external sort, over a bounded channel, and spills runs
 //! past the memory limit ([`columnar::external_sort`]).
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -25,6 +26,7 @@ use arrow::record_batch::RecordBatch;
 use super::probe_pipeline::{self, Opened};
 use super::{ExecContext, columnar};
 use crate::error::{Result, SlothError};
+use crate::io::TopKBound;
 use crate::physical::PhysicalPlan;
 use crate::physical_expr::PhysicalExpr;
 
@@ -55,10 +57,10 @@ impl<'p> SortOf<'p> {
     /// Sorts `input` into `emit`; says how, for the profile.
     pub fn run(
         &self,
-        input: &columnar::MorselInput,
+        input: &mut columnar::MorselInput,
         ctx: &ExecContext,
         emit: &mut dyn FnMut(RecordBatch) -> Result<()>,
-    ) -> Result<&'static str> {
+    ) -> Result<String> {
         let spec = columnar::SortSpec {
             schema: &self.schema,
             keys: self.keys,
@@ -73,10 +75,25 @@ impl<'p> SortOf<'p> {
         let per_thread =
             |&k: &usize| columnar::runs_per_thread(k, &self.schema, ctx.memory.limit());
         if let Some(k) = self.limit.filter(per_thread) {
-            for b in columnar::top_k_per_thread(input, spec, k, &ctx.memory)? {
+            // Where the first key is a scan column, its bound skips row
+            // groups and drops rows as the threads' k-th rows improve.
+            let (first, options) = &self.keys[0];
+            let bound =
+                (input.scan_column(first)).map(|column| Arc::new(TopKBound::new(column, *options)));
+            if let Some(bound) = &bound {
+                input.bounded_by(bound.clone());
+            }
+            for b in columnar::top_k_per_thread(input, spec, k, &ctx.memory, bound.as_deref())? {
                 emit(b)?;
             }
-            return Ok("input streamed, each thread keeping its first rows");
+            let kept = "input streamed, each thread keeping its first rows";
+            return Ok(match bound {
+                Some(b) => format!(
+                    "{kept}; their first key's bound skipped {} units of the scan",
+                    b.units_skipped.load(Ordering::Relaxed)
+                ),
+                None => kept.to_string(),
+            });
         }
         let (sender, batches) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(4);
         // The reader runs beside the sort, handing batches over a bounded
@@ -102,7 +119,7 @@ impl<'p> SortOf<'p> {
                 .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
             sorted
         })?;
-        Ok("input streamed")
+        Ok("input streamed".to_string())
     }
 }
 
@@ -119,18 +136,18 @@ pub(super) fn run_streamed_sort(
         return Ok(None);
     };
     let start = Instant::now();
-    let Some(Opened { morsels, fused }) = probe_pipeline::open(input, ctx, next_id, depth + 1)?
+    let Some(Opened { mut morsels, fused }) = probe_pipeline::open(input, ctx, next_id, depth + 1)?
     else {
         return Ok(None);
     };
     let mut out = Vec::new();
-    let how = sort.run(&morsels, ctx, &mut |b| {
+    let how = sort.run(&mut morsels, ctx, &mut |b| {
         out.push(b);
         Ok(())
     })?;
     let elapsed = start.elapsed();
     let own = elapsed.saturating_sub(fused.build_time);
-    ctx.record(id, depth, plan, &out, own, how.to_string());
+    ctx.record(id, depth, plan, &out, own, how);
     fused.record(ctx, morsels.rows.load(Ordering::Relaxed));
     Ok(Some((out, elapsed)))
 }

@@ -18,6 +18,7 @@ mod partitioned;
 pub mod paths;
 mod sink;
 pub mod text_table;
+mod top_k_bound;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,7 @@ pub use self::csv::CsvOptions;
 pub use self::csv_text::csv_ready;
 pub(crate) use self::filter::{ScanFilter, Selected};
 pub(crate) use self::parquet::{DictCodes, Dictionary, ParquetScanMetrics, SharedPages};
+pub(crate) use self::top_k_bound::TopKBound;
 pub(crate) use file_cache::set_memory_limit;
 pub(crate) use partitioned::OutputSink;
 pub use partitioned::PartitionedSink;
@@ -98,6 +100,15 @@ pub struct DeferredUnit {
 }
 
 impl ScanUnit {
+    /// Whether the unit may hold a row that does not sort after a top-k's
+    /// `bound` (only a Parquet row group's statistics can say it does not).
+    pub(crate) fn may_hold(&self, bound: &TopKBound) -> bool {
+        match self {
+            ScanUnit::ParquetRowGroup(u) => u.may_hold(bound),
+            _ => true,
+        }
+    }
+
     /// Reads the unit's rows that pass `filter`.
     pub(crate) fn read(&self, filter: &ScanFilter) -> Result<Vec<RecordBatch>> {
         match self {

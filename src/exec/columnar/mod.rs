@@ -28,7 +28,7 @@ pub use join::{
 pub use morsel::{MorselInput, ProbeStep};
 pub use pipeline::run_pipeline;
 pub use sort::{SortSpec, external_sort, slice, sort};
-pub use top_k::{runs_per_thread, top_k_per_thread};
+pub(crate) use top_k::{runs_per_thread, top_k_per_thread};
 pub use window::WindowSpec;
 pub use window_spill::{WindowMemory, window_within};
 

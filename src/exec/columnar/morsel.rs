@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::join::JoinTable;
 use super::pipeline::apply_stages;
 use crate::error::Result;
-use crate::io::{ScanFilter, ScanUnit, Selected, SharedPages};
+use crate::io::{ScanFilter, ScanUnit, Selected, SharedPages, TopKBound};
 use crate::physical::{PhysicalPlan, Stage};
 use crate::physical_expr::{Node, PhysicalExpr};
 
@@ -102,6 +102,8 @@ pub struct MorselInput {
     codes: Vec<usize>,
     /// Stops reading when the query is cancelled.
     cancel: crate::exec::CancelToken,
+    /// A top-k's bound: units that hold no row within it are skipped.
+    bound: Option<Arc<TopKBound>>,
 }
 
 impl MorselInput {
@@ -116,6 +118,7 @@ impl MorselInput {
             select: false,
             codes: vec![],
             cancel: Default::default(),
+            bound: None,
         }
     }
 
@@ -193,6 +196,12 @@ impl MorselInput {
         self
     }
 
+    /// This input for a top-k whose `bound` (on a scan column) skips the
+    /// units that hold no row within it ([`TopKBound`]).
+    pub(crate) fn bounded_by(&mut self, bound: Arc<TopKBound>) {
+        self.bound = Some(bound);
+    }
+
     /// This input for a consumer that skips unselected rows itself: where
     /// the scan's filter keeps most of a batch's rows, the batch comes whole
     /// with the kept rows' indices instead of a filtered copy. Only where
@@ -261,6 +270,10 @@ impl MorselInput {
     /// keep as they are.
     fn read_unit(&self, unit: &ScanUnit, mut f: impl FnMut(Selected) -> Result<()>) -> Result<()> {
         self.cancel.check()?;
+        if self.bound.as_ref().is_some_and(|b| !unit.may_hold(b)) {
+            self.cancel.unit_read();
+            return Ok(());
+        }
         let read = unit.read_selected(&self.filter, self.select, &self.codes)?;
         self.cancel.unit_read();
         for Selected { batch, rows, codes } in read {
@@ -318,6 +331,7 @@ impl MorselInput {
                 select: false,
                 codes: vec![],
                 cancel: Default::default(),
+                bound: None,
             }),
             PhysicalPlan::Pipeline { input, stages, .. } => {
                 Self::stream(input, pages)?.map(|mut m| {

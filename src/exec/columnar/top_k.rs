@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use arrow::compute::filter_record_batch;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
@@ -22,7 +23,9 @@ use super::morsel::MorselInput;
 use super::sort::{SortSpec, TOP_K_RUN_ROWS, compact_views, sort_batch, sort_in_memory};
 use crate::error::Result;
 use crate::exec::rows_memory_size;
+use crate::io::TopKBound;
 use crate::memory::{MemoryPool, Reservation};
+use crate::physical_expr::eval::evaluate_sort_key;
 
 /// Whether a top-k of `k` rows of `schema` runs per thread
 /// ([`top_k_per_thread`]) under a memory limit of `limit` bytes: each
@@ -30,7 +33,7 @@ use crate::memory::{MemoryPool, Reservation};
 /// reserved three times over, up to two per worker thread where a thread
 /// steals work) fit in a quarter of the limit, at 32 bytes a string.
 /// Otherwise the external sort, which spills, takes it.
-pub fn runs_per_thread(k: usize, schema: &SchemaRef, limit: usize) -> bool {
+pub(crate) fn runs_per_thread(k: usize, schema: &SchemaRef, limit: usize) -> bool {
     let row: usize = (schema.fields().iter())
         .map(|f| f.data_type().primitive_width().unwrap_or(32))
         .sum();
@@ -51,13 +54,19 @@ impl Run {
     /// more than a run's rows and `2k`. Where the memory refuses the
     /// batch, the run is cut at once and only the batch's own first `k`
     /// rows join it.
-    fn add(&mut self, batch: RecordBatch, k: usize, spec: &SortSpec<'_>) -> Result<()> {
+    fn add(
+        &mut self,
+        batch: RecordBatch,
+        k: usize,
+        spec: &SortSpec<'_>,
+        bound: Option<&TopKBound>,
+    ) -> Result<()> {
         // The batch, and the concatenation and sorted copy of a cut.
         let size = 3 * rows_memory_size(std::slice::from_ref(&batch));
         let batch = if self.reservation.try_grow(size).is_ok() {
             batch
         } else {
-            self.cut(k, spec)?;
+            self.cut(k, spec, bound)?;
             let Some(first) = first_rows(&[batch], k, spec)? else {
                 return Ok(());
             };
@@ -67,19 +76,32 @@ impl Run {
         };
         self.rows += batch.num_rows();
         self.batches.push(batch);
-        if self.rows > TOP_K_RUN_ROWS.max(2 * k) {
-            self.cut(k, spec)?;
+        // With a bound, cuts tighten it: cut as soon as the run holds 2k
+        // rows (past the bound, few rows come, and a run that waited for
+        // a run's rows would cut, and tighten, seldom).
+        let cut_at = if bound.is_some() {
+            2 * k
+        } else {
+            TOP_K_RUN_ROWS.max(2 * k)
+        };
+        if self.rows > cut_at {
+            self.cut(k, spec, bound)?;
         }
         Ok(())
     }
 
-    /// Cuts the run to its first `k` rows, and its reservation with it.
-    fn cut(&mut self, k: usize, spec: &SortSpec<'_>) -> Result<()> {
+    /// Cuts the run to its first `k` rows, and its reservation with it;
+    /// the `k`-th row's first key tightens `bound`.
+    fn cut(&mut self, k: usize, spec: &SortSpec<'_>, bound: Option<&TopKBound>) -> Result<()> {
         if self.rows <= k {
             return Ok(());
         }
         self.batches = first_rows(&self.batches, k, spec)?.into_iter().collect();
         self.rows = self.batches.iter().map(|b| b.num_rows()).sum();
+        if let (Some(bound), [run], 1..) = (bound, self.batches.as_slice(), k) {
+            let kth = run.slice(k - 1, 1);
+            bound.tighten(evaluate_sort_key(&spec.keys[0].0, &kth)?)?;
+        }
         self.reservation
             .try_resize(3 * rows_memory_size(&self.batches))
     }
@@ -99,12 +121,15 @@ fn first_rows(
 
 /// The first `k` rows of `input` by `spec.keys`, each worker thread
 /// keeping its own first rows (module doc); `pool` holds the threads'
-/// reservations.
-pub fn top_k_per_thread(
+/// reservations. With a `bound` on the first key (shared with the
+/// input's scan), the threads' `k`-th rows tighten it and rows past it
+/// are dropped as they come.
+pub(crate) fn top_k_per_thread(
     input: &MorselInput,
     spec: SortSpec<'_>,
     k: usize,
     pool: &Arc<MemoryPool>,
+    bound: Option<&TopKBound>,
 ) -> Result<Vec<RecordBatch>> {
     let runs = input.fold_per_thread(
         || Run {
@@ -113,11 +138,16 @@ pub fn top_k_per_thread(
             reservation: pool.reservation("sort"),
         },
         |run, selected| {
-            let batch = selected.materialize()?;
+            let mut batch = selected.materialize()?;
+            if let Some(bound) = bound
+                && let Some(keep) = bound.keep(&evaluate_sort_key(&spec.keys[0].0, &batch)?)?
+            {
+                batch = filter_record_batch(&batch, &keep)?;
+            }
             if batch.num_rows() == 0 {
                 return Ok(());
             }
-            run.add(batch, k, &spec)
+            run.add(batch, k, &spec, bound)
         },
     )?;
     let (batches, _reservations): (Vec<_>, Vec<_>) = runs

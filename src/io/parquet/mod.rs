@@ -32,6 +32,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::file_cache::FileCache;
 use super::filter::{FilteredColumns, ScanFilter, Selected};
+use super::top_k_bound::TopKBound;
 use super::{BATCH_SIZE, nullable_schema};
 use crate::error::{Result, SlothError};
 use crate::expr::Operator;
@@ -278,6 +279,32 @@ impl RowGroupUnit {
             return None;
         }
         row_group_int_ranges(self.metadata.schema(), pq, name, [row_group])?.pop()
+    }
+
+    /// Whether the row group may hold a row that does not sort after a
+    /// top-k's `bound`, by its statistics (none: it may).
+    pub fn may_hold(&self, bound: &TopKBound) -> bool {
+        let Some(field) = self.schema.fields().get(bound.column()) else {
+            return true;
+        };
+        let pq = self.metadata.metadata();
+        let row_group = pq.row_group(self.row_group);
+        let Ok(conv) = StatisticsConverter::try_new(
+            field.name(),
+            self.metadata.schema(),
+            pq.file_metadata().schema_descr(),
+        ) else {
+            return true;
+        };
+        let (Ok(min), Ok(max), Ok(nulls)) = (
+            conv.row_group_mins([row_group]),
+            conv.row_group_maxes([row_group]),
+            conv.row_group_null_counts([row_group]),
+        ) else {
+            return true;
+        };
+        let nulls = (!nulls.is_null(0)).then(|| nulls.value(0));
+        bound.may_hold(&min, &max, nulls)
     }
 
     /// Rows the unit holds before any filter (after page-index pruning).
