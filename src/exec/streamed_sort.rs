@@ -78,8 +78,8 @@ impl<'p> SortOf<'p> {
             // Where the first key is a scan column, its bound skips row
             // groups and drops rows as the threads' k-th rows improve.
             let (first, options) = &self.keys[0];
-            let bound =
-                (input.scan_column(first)).map(|column| Arc::new(TopKBound::new(column, *options)));
+            let bound = (input.value_column(first))
+                .map(|column| Arc::new(TopKBound::new(column, *options)));
             if let Some(bound) = &bound {
                 input.bounded_by(bound.clone());
             }

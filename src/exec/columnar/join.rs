@@ -184,6 +184,29 @@ impl JoinTable {
         })
     }
 
+    /// The probe input's column that output column `i` is, where every row
+    /// the join emits is a probe row's with that column unchanged: no
+    /// build rows come after probing (an outer join's unmatched ones, a
+    /// semi or anti join's emitted build side). `None` otherwise.
+    pub(super) fn probe_column(&self, i: usize) -> Option<usize> {
+        let plan = &self.plan;
+        if plan.build_outer || (plan.left_only.is_some() && !plan.probe_is_left) {
+            return None;
+        }
+        let i = match &self.output {
+            Some(output) => *output.get(i)?,
+            None => i,
+        };
+        // Semi and anti joins emit the probe's columns alone; the others
+        // the left side's, then the right side's.
+        let offset = match (plan.left_only, plan.probe_is_left) {
+            (Some(_), _) | (None, true) => 0,
+            (None, false) => self.build.num_columns(),
+        };
+        let j = i.checked_sub(offset)?;
+        (j < self.probe_schema.fields().len()).then_some(j)
+    }
+
     /// Adds "the key has a match here" to the filters of the scan that
     /// `morsels` read, where the join drops probe rows without a match and
     /// the probe keys are columns of that scan ([`KeyMatchFilter`]).

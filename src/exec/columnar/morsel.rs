@@ -223,6 +223,18 @@ impl MorselInput {
     /// it is a column that the steps pass through unchanged (a join probe
     /// makes rows of its own: none is).
     pub fn scan_column(&self, e: &PhysicalExpr) -> Option<usize> {
+        self.trace_column(e, false)
+    }
+
+    /// The scan column whose value `e` (over the batches this input
+    /// yields) carries, through projections, filters and join probes
+    /// whose every row is a probe row's ([`JoinTable::probe_column`]): a
+    /// row the scan skips for it takes only rows of that value with it.
+    pub(crate) fn value_column(&self, e: &PhysicalExpr) -> Option<usize> {
+        self.trace_column(e, true)
+    }
+
+    fn trace_column(&self, e: &PhysicalExpr, through_probes: bool) -> Option<usize> {
         let Node::Column(mut i) = e.node else {
             return None;
         };
@@ -235,6 +247,7 @@ impl MorselInput {
                     i = j;
                 }
                 Step::Stage(Stage::Filter(_)) => {}
+                Step::Probe(p) if through_probes => i = p.table.probe_column(i)?,
                 Step::Probe(_) => return None,
             }
         }
