@@ -172,13 +172,22 @@ fn keep_top_k(run: &mut Vec<RecordBatch>, k: usize, spec: &mut SortSpec<'_>) -> 
     if rows <= TOP_K_RUN_ROWS.max(2 * k) {
         return Ok(());
     }
-    *run = sort_batch(run, spec.schema, spec.keys, Some(k))?
-        .map(compact_views)
-        .transpose()?
-        .into_iter()
-        .collect();
+    *run = first_rows(run, k, spec)?.into_iter().collect();
     spec.reservation.free();
     spec.reservation.try_grow(3 * rows_memory_size(run))
+}
+
+/// The first `k` rows of `batches` by `spec.keys` as one batch of its own
+/// (not pointing into their string pages: [`compact_views`]); `None`
+/// without rows.
+pub(super) fn first_rows(
+    batches: &[RecordBatch],
+    k: usize,
+    spec: &SortSpec<'_>,
+) -> Result<Option<RecordBatch>> {
+    sort_batch(batches, spec.schema, spec.keys, Some(k))?
+        .map(compact_views)
+        .transpose()
 }
 
 /// Sorts one run and writes it to a spill file.
@@ -345,7 +354,7 @@ impl RunHeap {
 /// their own. A top-k's few rows, taken from many batches, would otherwise
 /// keep every page their batches' views point into: a top 5 of SF 10
 /// lineitem with `l_comment` held the whole column's pages (2.1 GB).
-pub(super) fn compact_views(batch: RecordBatch) -> Result<RecordBatch> {
+fn compact_views(batch: RecordBatch) -> Result<RecordBatch> {
     if !batch
         .columns()
         .iter()

@@ -20,7 +20,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
 use super::morsel::MorselInput;
-use super::sort::{SortSpec, TOP_K_RUN_ROWS, compact_views, sort_batch, sort_in_memory};
+use super::sort::{SortSpec, TOP_K_RUN_ROWS, first_rows, sort_in_memory};
 use crate::error::Result;
 use crate::exec::rows_memory_size;
 use crate::io::TopKBound;
@@ -107,18 +107,6 @@ impl Run {
     }
 }
 
-/// The first `k` rows of `batches` as one batch of its own (not pointing
-/// into their string pages); `None` without rows.
-fn first_rows(
-    batches: &[RecordBatch],
-    k: usize,
-    spec: &SortSpec<'_>,
-) -> Result<Option<RecordBatch>> {
-    sort_batch(batches, spec.schema, spec.keys, Some(k))?
-        .map(compact_views)
-        .transpose()
-}
-
 /// The first `k` rows of `input` by `spec.keys`, each worker thread
 /// keeping its own first rows (module doc); `pool` holds the threads'
 /// reservations. With a `bound` on the first key (shared with the
@@ -150,11 +138,8 @@ pub(crate) fn top_k_per_thread(
             run.add(batch, k, &spec, bound)
         },
     )?;
-    let (batches, _reservations): (Vec<_>, Vec<_>) = runs
-        .into_iter()
-        .map(|run| (run.batches, run.reservation))
-        .unzip();
-    let rows: Vec<RecordBatch> = batches.into_iter().flatten().collect();
+    // The runs (and their reservations) live until the rows are sorted.
+    let rows: Vec<RecordBatch> = runs.iter().flat_map(|r| r.batches.clone()).collect();
     sort_in_memory(
         &rows,
         &SortSpec {

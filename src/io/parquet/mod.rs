@@ -268,12 +268,7 @@ impl RowGroupUnit {
         let name = self.schema.fields().get(column)?.name();
         let pq = self.metadata.metadata();
         let row_group = pq.row_group(self.row_group);
-        let conv = StatisticsConverter::try_new(
-            name,
-            self.metadata.schema(),
-            pq.file_metadata().schema_descr(),
-        )
-        .ok()?;
+        let conv = self.statistics(column)?;
         let nulls = conv.row_group_null_counts([row_group]).ok()?;
         if nulls.is_null(0) || nulls.value(0) != 0 {
             return None;
@@ -281,21 +276,25 @@ impl RowGroupUnit {
         row_group_int_ranges(self.metadata.schema(), pq, name, [row_group])?.pop()
     }
 
+    /// The file's statistics of column `column` of the unit's schema.
+    fn statistics(&self, column: usize) -> Option<StatisticsConverter<'_>> {
+        let name = self.schema.fields().get(column)?.name();
+        let pq = self.metadata.metadata();
+        StatisticsConverter::try_new(
+            name,
+            self.metadata.schema(),
+            pq.file_metadata().schema_descr(),
+        )
+        .ok()
+    }
+
     /// Whether the row group may hold a row that does not sort after a
     /// top-k's `bound`, by its statistics (none: it may).
     pub fn may_hold(&self, bound: &TopKBound) -> bool {
-        let Some(field) = self.schema.fields().get(bound.column()) else {
+        let Some(conv) = self.statistics(bound.column()) else {
             return true;
         };
-        let pq = self.metadata.metadata();
-        let row_group = pq.row_group(self.row_group);
-        let Ok(conv) = StatisticsConverter::try_new(
-            field.name(),
-            self.metadata.schema(),
-            pq.file_metadata().schema_descr(),
-        ) else {
-            return true;
-        };
+        let row_group = self.metadata.metadata().row_group(self.row_group);
         let (Ok(min), Ok(max), Ok(nulls)) = (
             conv.row_group_mins([row_group]),
             conv.row_group_maxes([row_group]),
